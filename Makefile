@@ -1,0 +1,41 @@
+# One entry point for people and CI. `make run` starts the daemon; `make test`
+# runs every test; both install what is missing first (see README.md).
+
+SWIFT        ?= swift
+SOCKET       ?=
+TSAN_SCRATCH ?= .build-tsan
+# Debian packages the build needs: libuv for the daemon, pkg-config to find it.
+APT_PACKAGES := libuv1-dev pkg-config
+
+.PHONY: deps build release run test test-debug test-tsan bench clean
+
+deps:
+	@scripts/install-deps.sh $(APT_PACKAGES)
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product promised
+	$(SWIFT) build -c release --product promisectl
+
+run: release
+	$(SWIFT) run -c release --skip-build promised $(if $(SOCKET),--socket $(SOCKET))
+
+# The whole suite, then the core and RPC tests again under ThreadSanitizer.
+test: deps test-debug test-tsan
+
+test-debug:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+
+# The core's lock is built on atomics that TSan sees (not on
+# Synchronization.Mutex, which it cannot see on Linux), so a report here
+# means a real race.
+test-tsan:
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread \
+		--scratch-path $(TSAN_SCRATCH) --filter 'PromiseTests'
+
+clean:
+	rm -rf .build $(TSAN_SCRATCH)

@@ -1,0 +1,84 @@
+/// The engine behind every combinator: watches several inputs and settles
+/// one output from their results.
+///
+/// The output is a consumer of each input: it counts as a child in the
+/// "every child cancelled" rule, so cancelling it cancels inputs that have
+/// no other consumer. A cancelled input, however, reaches the output as a
+/// plain rejection: `allSettled` records it, `all` fails with it. The
+/// output's progress is the mean of the inputs'.
+@usableFromInline
+final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
+    /// Decides, after each input settles, whether the output is settled.
+    /// Called under the gather's lock, in the order inputs settle.
+    typealias Decide = @Sendable (_ index: Int, _ result: Result<Input, any Error>, _ state: inout State)
+        -> Result<Output, any Error>?
+
+    struct State: Sendable {
+        var results: [Result<Input, any Error>?]
+        var remaining: Int
+        var progress: [Double]
+        var progressSum: Double = 0
+        var done = false
+    }
+
+    private let state: _Locked<State>
+    private let output: Promise<Output>
+    private let decide: Decide
+
+    private init(count: Int, output: Promise<Output>, decide: @escaping Decide) {
+        state = _Locked(State(results: Array(repeating: nil, count: count), remaining: count,
+                              progress: Array(repeating: 0, count: count)))
+        self.output = output
+        self.decide = decide
+    }
+
+    /// Watches `inputs`; returns the output promise.
+    static func combine(_ inputs: [Promise<Input>], decide: @escaping Decide) -> Promise<Output> {
+        let output = Promise<Output>()
+        let gather = _Gather(count: inputs.count, output: output, decide: decide)
+        // When the output is cancelled, each input loses a consumer (and is
+        // cancelled if that was its last).
+        output._register(_Callback(follower: nil) { _, cancelled, work in
+            guard cancelled else { return }
+            for input in inputs { _cancelUpwards(from: input, &work) }
+        }, isChild: false)
+        for (index, input) in inputs.enumerated() {
+            input._addConsumer()
+            input._observe { result in gather.record(index, result) }
+            input.onProgress(on: .inline) { fraction in gather.progressed(index, fraction) }
+        }
+        return output
+    }
+
+    private func record(_ index: Int, _ result: Result<Input, any Error>) {
+        let decision = state.withLock { state -> Result<Output, any Error>? in
+            guard !state.done else { return nil }
+            state.results[index] = result
+            state.remaining -= 1
+            let decision = decide(index, result, &state)
+            if decision != nil { state.done = true }
+            return decision
+        }
+        guard let decision else { return }
+        switch decision {
+        case .success(let value): output.fulfill(value)
+        case .failure(let error): output.reject(error)
+        }
+    }
+
+    private func progressed(_ index: Int, _ fraction: Double) {
+        let mean = state.withLock { state -> Double in
+            state.progressSum += fraction - state.progress[index]
+            state.progress[index] = fraction
+            return state.progressSum / Double(state.progress.count)
+        }
+        output.reportProgress(mean)
+    }
+}
+
+extension Promise {
+    /// Counts a combinator as a consumer of this promise.
+    func _addConsumer() {
+        _withState { $0.children += 1 }
+    }
+}

@@ -1,0 +1,59 @@
+/// The handlers of one promise, in registration order.
+///
+/// The first handler is stored inline, so the common case of one handler
+/// allocates no list; an array is made only for a second one (as swift-nio's
+/// `CallbackList` does).
+@usableFromInline
+struct _CallbackList: Sendable {
+    @usableFromInline var first: _Callback?
+    @usableFromInline var rest: [_Callback] = []
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { first == nil }
+
+    @inlinable
+    mutating func append(_ callback: _Callback) {
+        if first == nil {
+            first = callback
+        } else {
+            rest.append(callback)
+        }
+    }
+
+    /// Empties the list, returning what it held.
+    @inlinable
+    mutating func take() -> _CallbackList {
+        let taken = self
+        self = _CallbackList()
+        return taken
+    }
+
+    /// Runs every handler with `result`, which must be of the type the
+    /// handlers were made for: the owning promise's `Result<Value, any Error>`.
+    @inlinable
+    func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+        guard let first else { return }
+        withUnsafePointer(to: result) { result in
+            first.run(UnsafeRawPointer(result), cancelled, &work)
+            for callback in rest {
+                callback.run(UnsafeRawPointer(result), cancelled, &work)
+            }
+        }
+    }
+
+    /// The promises that follow this one (then/recover/always children and
+    /// adopters), for progress propagation.
+    @inlinable
+    var followers: [any _PromiseNode] {
+        guard let first else { return [] }
+        var nodes: [any _PromiseNode] = []
+        if let node = first.follower { nodes.append(node) }
+        for callback in rest {
+            if let node = callback.follower { nodes.append(node) }
+        }
+        return nodes
+    }
+}

@@ -1,0 +1,122 @@
+/// The handler kinds, each made inside the operator that registers it (see
+/// `_Callback`). On cancellation from above, a child is cancelled without
+/// running its handler; otherwise the handler runs on its executor, or —
+/// for `.inline` — right here, settling the child through the worklist.
+extension Promise {
+    /// `then`: maps a fulfilled value; a rejection passes through.
+    @inlinable
+    func _thenCallback<U: Sendable, E: Executor>(
+        _ body: @escaping @Sendable (Value) throws -> U, child: Promise<U>, executor: E
+    ) -> _Callback {
+        _Callback(follower: child) { result, cancelled, work in
+            if cancelled { return child._cancelFromAncestor(&work) }
+            switch result._result(Value.self) {
+            case .failure(let error):
+                child._settle(.failure(error), &work)
+            case .success(let value) where E.self == InlineExecutor.self:
+                child._settle(Result { try body(value) }, &work)
+            case .success(let value):
+                executor.execute { child._settle(Result { try body(value) }) }
+            }
+        }
+    }
+
+    /// `then` whose handler returns a promise: the child adopts it.
+    @inlinable
+    func _thenAdoptCallback<U: Sendable, E: Executor>(
+        _ body: @escaping @Sendable (Value) throws -> Promise<U>, child: Promise<U>, executor: E
+    ) -> _Callback {
+        _Callback(follower: child) { result, cancelled, work in
+            if cancelled { return child._cancelFromAncestor(&work) }
+            switch result._result(Value.self) {
+            case .failure(let error):
+                child._settle(.failure(error), &work)
+            case .success(let value) where E.self == InlineExecutor.self:
+                child._adopt(Result { try body(value) }, &work)
+            case .success(let value):
+                executor.execute { child._adopt(Result { try body(value) }) }
+            }
+        }
+    }
+
+    /// `recover`: maps a rejection (not a cancellation from above).
+    @inlinable
+    func _recoverCallback<E: Executor>(
+        _ body: @escaping @Sendable (any Error) throws -> Value, child: Promise<Value>, executor: E
+    ) -> _Callback {
+        _Callback(follower: child) { result, cancelled, work in
+            if cancelled { return child._cancelFromAncestor(&work) }
+            switch result._result(Value.self) {
+            case .success(let value):
+                child._settle(.success(value), &work)
+            case .failure(let error) where E.self == InlineExecutor.self:
+                child._settle(Result { try body(error) }, &work)
+            case .failure(let error):
+                executor.execute { child._settle(Result { try body(error) }) }
+            }
+        }
+    }
+
+    /// `recover` whose handler returns a promise: the child adopts it.
+    @inlinable
+    func _recoverAdoptCallback<E: Executor>(
+        _ body: @escaping @Sendable (any Error) throws -> Promise<Value>, child: Promise<Value>, executor: E
+    ) -> _Callback {
+        _Callback(follower: child) { result, cancelled, work in
+            if cancelled { return child._cancelFromAncestor(&work) }
+            switch result._result(Value.self) {
+            case .success(let value):
+                child._settle(.success(value), &work)
+            case .failure(let error) where E.self == InlineExecutor.self:
+                child._adopt(Result { try body(error) }, &work)
+            case .failure(let error):
+                executor.execute { child._adopt(Result { try body(error) }) }
+            }
+        }
+    }
+
+    /// `always`: sees every outcome, then passes it on to its child. When
+    /// cancelled from above, the child is cancelled at once with the rest of
+    /// the tree, and the handler still sees the cancellation.
+    @inlinable
+    func _alwaysCallback<E: Executor>(
+        _ body: @escaping @Sendable (Result<Value, any Error>) -> Void, child: Promise<Value>, executor: E
+    ) -> _Callback {
+        _Callback(follower: child) { result, cancelled, work in
+            let result = result._result(Value.self)
+            if cancelled {
+                child._cancelFromAncestor(&work)
+                executor.execute { body(result) }
+            } else if E.self == InlineExecutor.self {
+                body(result)
+                child._settle(result, &work)
+            } else {
+                executor.execute {
+                    body(result)
+                    child._settle(result)
+                }
+            }
+        }
+    }
+
+    /// `onCancel`: an observer that runs when the promise ends cancelled.
+    @inlinable
+    func _onCancelCallback<E: Executor>(_ body: @escaping @Sendable () -> Void, executor: E) -> _Callback {
+        _Callback(follower: nil) { result, _, _ in
+            guard case .failure(let error) = result._result(Value.self), error is CancellationError else { return }
+            executor.execute(body)
+        }
+    }
+
+    /// A promise adopting this one (A+ 2.3.2): settles as this one does.
+    @inlinable
+    func _adoptCallback(adopter: Promise<Value>) -> _Callback {
+        _Callback(follower: adopter) { result, cancelled, work in
+            if cancelled {
+                adopter._cancelFromAncestor(&work)
+            } else {
+                adopter._settle(result._result(Value.self), &work)
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/// How a promise takes part in its tree: cancellation, progress and the
+/// debug chain, across promises of different value types.
+extension Promise: _PromiseNode {
+    @inlinable
+    func _cancelFromAncestor(_ work: inout _Worklist) {
+        _settle(.failure(CancellationError()), cancelled: true, &work)
+    }
+
+    @usableFromInline
+    func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)? {
+        let settlement = _withState { state -> _Settlement? in
+            state.cancelledChildren += 1
+            guard state.isPending, state.cancelledChildren >= state.children else { return nil }
+            return state.settle(.rejected(CancellationError()))
+        }
+        guard let settlement else { return nil }
+        settlement.run(Result<Value, any Error>.failure(CancellationError()), cancelled: true, &work)
+        return settlement.parent
+    }
+
+    @usableFromInline
+    var _upstream: (any _PromiseNode)? {
+        _withState { $0.isPending ? $0.parent : nil }
+    }
+
+    @usableFromInline
+    func _followProgress(_ fraction: Double) -> [any _PromiseNode] {
+        let update = _withState { state -> ([_ProgressObserver], [any _PromiseNode])? in
+            guard state.isPending, fraction > state.progress else { return nil }
+            state.progress = fraction
+            return (state.progressObservers, state.callbacks.followers)
+        }
+        guard let (observers, followers) = update else { return [] }
+        for observer in observers { observer.notify(fraction) }
+        return followers
+    }
+
+    @usableFromInline
+    var _summary: String {
+        let (name, outcome) = _withState { ($0.name, $0.outcome) }
+        let result = outcome.result(as: Value.self)
+        var line = "Promise<\(Value.self)> #\(serialNumber)"
+        if let name { line += " \"\(name)\"" }
+        line += " generation \(generation): "
+        switch result {
+        case nil: line += "pending"
+        case .success(let value)?: line += "fulfilled(\(value))"
+        case .failure(let error)? where error is CancellationError: line += "cancelled"
+        case .failure(let error)?: line += "rejected(\(error))"
+        }
+        return line
+    }
+}

@@ -1,0 +1,262 @@
+/// The eventual result of a task: pending, then fulfilled with a `Value` or
+/// rejected with an error, once.
+///
+/// A promise is created pending and settled by whoever does the work;
+/// everyone else chains handlers onto it. Every handler runs exactly once,
+/// whether it was registered before or after the promise settled, on the
+/// ``Executor`` it names (``DefaultExecutor`` unless told otherwise) —
+/// *regardless* of which thread settles the promise.
+///
+/// ```swift
+/// let download = Promise<Data>()
+/// URLSession.shared.dataTask(with: url) { data, _, error in
+///     if let data { download.fulfill(data) } else { download.reject(error!) }
+/// }.resume()
+///
+/// download
+///     .then { data in try JSONDecoder().decode(Item.self, from: data) }
+///     .then(on: .main) { item in show(item) }
+///     .recover { error in showError(error) }
+/// ```
+///
+/// Cancellation is a rejection with `CancellationError` that also reaches
+/// every pending descendant; a parent is cancelled once every child of it
+/// has been cancelled, so the underlying task stops when no consumer is left
+/// (see ``cancel()`` and ``onCancel(on:_:)``).
+///
+/// Promises are thread-safe: settle, chain, cancel and read them from any
+/// thread. Each promise is one allocation holding its state behind a lock
+/// that is held for a few instructions and never while user code runs.
+public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` guards `_unsafeState`.
+    @usableFromInline
+    let _lock = _SpinLock()
+
+    /// Read and written only inside `_withState`. Exclusivity is unchecked
+    /// because the lock already makes access exclusive, and a dynamic check
+    /// on every access would cost more than the lock.
+    @usableFromInline @exclusivity(unchecked)
+    var _unsafeState: _PromiseState
+
+    /// Unique and increasing within the process, for logs and debugging.
+    public let serialNumber: UInt64
+
+    /// How deep in its chain this promise is: 0 for a promise created
+    /// directly, its parent's generation + 1 for a `then`, `recover` or
+    /// `always` child.
+    public let generation: Int
+
+    /// The serial number of the promise this one was chained from, 0 if none;
+    /// kept for ``debugDescription`` after the parent itself is released.
+    @usableFromInline
+    let _parentSerial: UInt64
+
+    /// Creates a pending promise.
+    ///
+    /// ```swift
+    /// let answer = Promise<Int>()
+    /// answer.fulfill(42)
+    /// ```
+    @inlinable
+    public init() {
+        _unsafeState = _PromiseState()
+        serialNumber = _SerialNumbers.next()
+        generation = 0
+        _parentSerial = 0
+    }
+
+    /// Creates a promise already fulfilled with `value`.
+    @inlinable
+    public init(value: Value) {
+        _unsafeState = _PromiseState(outcome: .fulfilled(value))
+        serialNumber = _SerialNumbers.next()
+        generation = 0
+        _parentSerial = 0
+    }
+
+    /// Creates a promise already rejected with `error`.
+    @inlinable
+    public init(error: any Error) {
+        _unsafeState = _PromiseState(outcome: .rejected(error))
+        serialNumber = _SerialNumbers.next()
+        generation = 0
+        _parentSerial = 0
+    }
+
+    /// Creates a pending child of `parent`.
+    @inlinable
+    init<Parent>(following parent: Promise<Parent>) {
+        _unsafeState = _PromiseState(parent: parent)
+        serialNumber = _SerialNumbers.next()
+        generation = parent.generation + 1
+        _parentSerial = parent.serialNumber
+    }
+}
+
+// MARK: - Settling
+
+extension Promise {
+    /// Runs `body` with the state, under the lock. Keep `body` to a few
+    /// loads and stores: never user code, never another promise's lock.
+    @inlinable
+    func _withState<R>(_ body: (inout _PromiseState) -> R) -> R {
+        _lock.lock()
+        defer { _lock.unlock() }
+        return body(&_unsafeState)
+    }
+
+    /// Fulfils the promise with `value`.
+    ///
+    /// Only the first settle counts: once fulfilled, rejected or cancelled, a
+    /// promise never changes, and later calls return `false`.
+    ///
+    /// - Returns: `true` if this call settled the promise.
+    @inlinable
+    @discardableResult
+    public func fulfill(_ value: Value) -> Bool {
+        _settle(.success(value))
+    }
+
+    /// Rejects the promise with `error`.
+    ///
+    /// Rejecting with `CancellationError` makes ``isCancelled`` true but,
+    /// unlike ``cancel()``, does not cancel descendants or run handlers as
+    /// cancelled: it is a plain rejection.
+    ///
+    /// - Returns: `true` if this call settled the promise.
+    @inlinable
+    @discardableResult
+    public func reject(_ error: any Error) -> Bool {
+        _settle(.failure(error))
+    }
+
+    /// Settles and runs every handler that was waiting.
+    @inlinable
+    @discardableResult
+    func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false) -> Bool {
+        let outcome = _Outcome(result)
+        guard let settlement = _withState({ $0.settle(outcome) }) else { return false }
+        var work = _Worklist()
+        settlement.run(result, cancelled: cancelled, &work)
+        work.drain()
+        return true
+    }
+
+    /// Settles from inside another promise's handler run: the handlers of
+    /// this promise are queued on `work` rather than run here (no recursion).
+    @inlinable
+    @discardableResult
+    func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false, _ work: inout _Worklist) -> Bool {
+        let outcome = _Outcome(result)
+        let (settled, queued) = _withState { state -> (Bool, Bool) in
+            guard state.isPending else { return (false, false) }
+            if state.callbacks.isEmpty && state.progressObservers.isEmpty {
+                // Nothing waits: settle in place, no need to queue.
+                _ = state.settle(outcome)
+                return (true, false)
+            }
+            state.outcome = outcome
+            state.callbacksPending = true
+            state.settledByCancel = cancelled
+            return (true, true)
+        }
+        if queued { work.push(self) }
+        return settled
+    }
+
+    @inlinable
+    func _runPendingCallbacks(_ work: inout _Worklist) {
+        let pending = _withState { state -> (_Outcome, Bool, _Settlement)? in
+            guard state.callbacksPending else { return nil }
+            state.callbacksPending = false
+            return (state.outcome, state.settledByCancel, state.takeSettlement())
+        }
+        guard let (outcome, cancelled, settlement) = pending,
+              let result = outcome.result(as: Value.self) else { return }
+        settlement.run(result, cancelled: cancelled, &work)
+    }
+
+    /// Registers `callback`, or runs it at once when the promise has settled.
+    /// `callback` must have been made for this promise's `Value`.
+    @inlinable
+    func _register(_ callback: _Callback, isChild: Bool) {
+        var work = _Worklist()
+        _register(callback, isChild: isChild, &work)
+        work.drain()
+    }
+
+    @inlinable
+    func _register(_ callback: _Callback, isChild: Bool, _ work: inout _Worklist) {
+        let settled = _withState { state -> _Outcome? in
+            if isChild { state.children += 1 }
+            if !state.isPending && !state.callbacksPending { return state.outcome }
+            state.callbacks.append(callback)
+            return nil
+        }
+        if let settled, let result = settled.result(as: Value.self) {
+            withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
+        }
+    }
+
+    /// Calls `body` inline with the result once settled. Not a child: it
+    /// neither keeps the promise from being cancelled nor is cancelled by it.
+    @inlinable
+    func _observe(_ body: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+        _register(_Callback(follower: nil) { result, _, _ in body(result._result(Value.self)) }, isChild: false)
+    }
+}
+
+// MARK: - State
+
+extension Promise {
+    /// True until the promise is fulfilled, rejected or cancelled.
+    public var isPending: Bool {
+        _withState { $0.isPending }
+    }
+
+    /// True once the promise is fulfilled.
+    public var isFulfilled: Bool {
+        _withState { state in
+            if case .fulfilled = state.outcome { return true }
+            return false
+        }
+    }
+
+    /// True once the promise is rejected, cancelled included.
+    public var isRejected: Bool {
+        _withState { state in
+            if case .rejected = state.outcome { return true }
+            return false
+        }
+    }
+
+    /// True once the promise is rejected with Swift's `CancellationError`,
+    /// by ``cancel()`` or otherwise.
+    public var isCancelled: Bool {
+        _withState { state in
+            if case .rejected(let error) = state.outcome { return error is CancellationError }
+            return false
+        }
+    }
+
+    /// The outcome, or nil while pending.
+    public var result: Result<Value, any Error>? {
+        _withState { $0.outcome }.result(as: Value.self)
+    }
+
+    /// An optional name for logs and ``debugDescription``.
+    ///
+    /// ```swift
+    /// let config = loadConfig().named("config")
+    /// ```
+    public var name: String? {
+        get { _withState { $0.name } }
+        set { _withState { $0.name = newValue } }
+    }
+
+    /// Sets ``name`` and returns the promise, for use in a chain.
+    @discardableResult
+    public func named(_ name: String) -> Promise<Value> {
+        self.name = name
+        return self
+    }
+}

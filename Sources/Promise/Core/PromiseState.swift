@@ -1,0 +1,120 @@
+/// Everything about a promise that changes, guarded by the promise's lock.
+///
+/// Deliberately not generic over the value type. A generic class's `deinit`
+/// is compiled once, unspecialised, in this module: destroying a generic
+/// state struct there looked up its type metadata at run time, several
+/// hundred instructions per promise. Kept non-generic, the state is
+/// destroyed by plain code; the value lives in an existential (no
+/// allocation for values of up to three words) and is cast back on reads.
+@usableFromInline
+struct _PromiseState: Sendable {
+    @usableFromInline var outcome: _Outcome
+    /// Handlers waiting for the result. Taken (emptied) when they run.
+    @usableFromInline var callbacks = _CallbackList()
+    /// True between settling and running the callbacks, for promises settled
+    /// inside another promise's handler run (see `_Worklist`). A handler
+    /// registered meanwhile is queued behind them, keeping registration order.
+    @usableFromInline var callbacksPending = false
+    /// Whether the pending callbacks are to see a cancellation from above.
+    @usableFromInline var settledByCancel = false
+    /// The promise this one waits on (then-parent or adopted promise) while
+    /// pending: for upward cancellation, cycle detection and the debug chain.
+    /// Released on settling, which breaks the parent↔child reference cycle.
+    @usableFromInline var parent: (any _PromiseNode)?
+    /// Children (then/recover/always children, adopters, combinators) and how
+    /// many of them were cancelled: all cancelled cancels this promise.
+    @usableFromInline var children: UInt32 = 0
+    @usableFromInline var cancelledChildren: UInt32 = 0
+    @usableFromInline var progress: Double = 0
+    @usableFromInline var progressObservers: [_ProgressObserver] = []
+    @usableFromInline var name: String?
+
+    @inlinable
+    init(outcome: _Outcome = .pending, parent: (any _PromiseNode)? = nil) {
+        self.outcome = outcome
+        self.parent = parent
+        if case .fulfilled = outcome { progress = 1 }
+    }
+
+    @inlinable
+    var isPending: Bool {
+        if case .pending = outcome { return true }
+        return false
+    }
+
+    /// Records the outcome. Returns what must be run outside the lock, or
+    /// nil when the promise was already settled.
+    @inlinable
+    mutating func settle(_ newOutcome: _Outcome) -> _Settlement? {
+        guard isPending else { return nil }
+        outcome = newOutcome
+        return takeSettlement()
+    }
+
+    /// Empties what settling hands over: handlers, parent, progress observers.
+    @inlinable
+    mutating func takeSettlement() -> _Settlement {
+        var settlement = _Settlement(callbacks: callbacks.take(), parent: parent)
+        parent = nil
+        if !progressObservers.isEmpty {
+            settlement.observers = progressObservers
+            progressObservers = []
+        }
+        if case .fulfilled = outcome, progress < 1 {
+            progress = 1
+            settlement.progressReachedOne = true
+        }
+        return settlement
+    }
+}
+
+/// A settled or pending outcome, with the value type erased (see `_PromiseState`).
+@usableFromInline
+enum _Outcome: Sendable {
+    case pending
+    case fulfilled(any Sendable)
+    case rejected(any Error)
+
+    @inlinable
+    init<Value: Sendable>(_ result: Result<Value, any Error>) {
+        switch result {
+        case .success(let value): self = .fulfilled(value)
+        case .failure(let error): self = .rejected(error)
+        }
+    }
+
+    /// The typed result; `Value` is always the promise's own value type.
+    @inlinable
+    func result<Value: Sendable>(as _: Value.Type) -> Result<Value, any Error>? {
+        switch self {
+        case .pending: return nil
+        case .fulfilled(let value): return .success(value as! Value)
+        case .rejected(let error): return .failure(error)
+        }
+    }
+}
+
+/// What settling hands back to run outside the lock.
+@usableFromInline
+struct _Settlement: Sendable {
+    @usableFromInline var callbacks: _CallbackList
+    @usableFromInline var parent: (any _PromiseNode)?
+    @usableFromInline var observers: [_ProgressObserver] = []
+    @usableFromInline var progressReachedOne = false
+
+    @inlinable
+    init(callbacks: _CallbackList, parent: (any _PromiseNode)?) {
+        self.callbacks = callbacks
+        self.parent = parent
+    }
+
+    /// Runs the handlers (deferring inline children to `work`) and tells
+    /// progress observers about the final 1.0.
+    @inlinable
+    func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+        if progressReachedOne {
+            for observer in observers { observer.notify(1) }
+        }
+        callbacks.run(result, cancelled: cancelled, &work)
+    }
+}

@@ -1,0 +1,66 @@
+extension Promise {
+    /// Cancels the promise: rejects it with `CancellationError`, runs its
+    /// ``onCancel(on:_:)`` handlers, and cancels every pending descendant.
+    ///
+    /// Descendants — `then`, `recover` and `always` children, promises that
+    /// adopted this one, and theirs — end cancelled without running their
+    /// `then`/`recover` handlers; those already settled keep their state.
+    /// Upwards, cancelling the last uncancelled child of a pending parent
+    /// cancels the parent too, so the work behind a chain stops once no
+    /// consumer is left (and so on up to the root).
+    ///
+    /// ```swift
+    /// let download = startDownload()            // its onCancel stops the transfer
+    /// let thumbnail = download.then { makeThumbnail($0) }
+    /// thumbnail.cancel()                        // download's only child: it is cancelled too
+    /// ```
+    ///
+    /// - Returns: `true` if this call settled the promise; `false` if it had
+    ///   already settled.
+    @discardableResult
+    public func cancel() -> Bool {
+        let cancellation: Result<Value, any Error> = .failure(CancellationError())
+        guard let settlement = _withState({ $0.settle(.rejected(CancellationError())) }) else { return false }
+        var work = _Worklist()
+        settlement.run(cancellation, cancelled: true, &work)
+        if let parent = settlement.parent {
+            _cancelUpwards(from: parent, &work)
+        }
+        work.drain()
+        return true
+    }
+
+    /// Runs `body` on `executor` if this promise ends cancelled, to stop the
+    /// work behind it (TheraLynx's cancel block, RXPromise's forwarding).
+    ///
+    /// Runs for ``cancel()`` of this promise or of an ancestor, and for a
+    /// rejection with `CancellationError`. Registered after the promise was
+    /// cancelled, it still runs. It observes: it is not a child, so it does
+    /// not keep the promise from being cancelled when its children are.
+    ///
+    /// ```swift
+    /// let promise = Promise<Data>()
+    /// let task = session.dataTask(with: url) { … }
+    /// promise.onCancel { task.cancel() }
+    /// ```
+    ///
+    /// - Returns: This promise, for chaining.
+    @discardableResult
+    public func onCancel(
+        on executor: some Executor = .default,
+        _ body: @escaping @Sendable () -> Void
+    ) -> Promise<Value> {
+        _register(_onCancelCallback(body, executor: executor), isChild: false)
+        return self
+    }
+}
+
+/// Tells `parent` that one of its children was cancelled, and goes on up as
+/// long as that cancels the parent too. A loop, so deep chains are safe.
+@usableFromInline
+func _cancelUpwards(from parent: any _PromiseNode, _ work: inout _Worklist) {
+    var next: (any _PromiseNode)? = parent
+    while let node = next {
+        next = node._childCancelled(&work)
+    }
+}

@@ -1,0 +1,69 @@
+extension Promise {
+    /// Adopts `other`'s eventual state (Promises/A+ 2.3): this promise
+    /// settles as `other` does.
+    ///
+    /// This promise becomes a child of `other`: cancelling `other` cancels
+    /// it, and cancelling it (when it is `other`'s only child) cancels
+    /// `other`. Resolving a promise with itself, or with a promise that waits
+    /// on it through any chain of `then`s and adoptions, rejects it with
+    /// ``PromiseError/cycle`` instead of leaving both pending forever.
+    ///
+    /// ```swift
+    /// let cached = Promise<Image>()
+    /// cached.resolve(download(url).then { decode($0) })
+    /// ```
+    ///
+    /// - Returns: `true` if this promise now follows `other` (or was rejected
+    ///   for a cycle); `false` if it had already settled.
+    @discardableResult
+    public func resolve(_ other: Promise<Value>) -> Bool {
+        var work = _Worklist()
+        let accepted = _adopt(other, &work)
+        work.drain()
+        return accepted
+    }
+
+    /// Adopts the promise a handler returned, or takes its error.
+    @inlinable
+    func _adopt(_ returned: Result<Promise<Value>, any Error>) {
+        var work = _Worklist()
+        _adopt(returned, &work)
+        work.drain()
+    }
+
+    @inlinable
+    func _adopt(_ returned: Result<Promise<Value>, any Error>, _ work: inout _Worklist) {
+        switch returned {
+        case .success(let other): _adopt(other, &work)
+        case .failure(let error): _settle(.failure(error), &work)
+        }
+    }
+
+    @inlinable
+    @discardableResult
+    func _adopt(_ other: Promise<Value>, _ work: inout _Worklist) -> Bool {
+        if other._waits(on: self) {
+            return _settle(.failure(PromiseError.cycle), &work)
+        }
+        let linked = _withState { state -> Bool in
+            guard state.isPending else { return false }
+            state.parent = other
+            return true
+        }
+        guard linked else { return false }
+        other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+        return true
+    }
+
+    /// True when this promise is `target` or waits on it through a chain of
+    /// pending parents — adopting it would then wait forever.
+    @usableFromInline
+    func _waits(on target: AnyObject) -> Bool {
+        var node: (any _PromiseNode)? = self
+        while let current = node {
+            if current === target { return true }
+            node = current._upstream
+        }
+        return false
+    }
+}

@@ -1,0 +1,10 @@
+/// What the server hands framed lines to: the JSON-RPC dispatcher in the
+/// daemon, a fake in the server's own tests. Loop thread only.
+public protocol RPCHandler: AnyObject {
+    /// A client connected (after the peer-uid check passed).
+    func connectionOpened(_ peer: any RPCPeer)
+    /// One complete line, without its "\n" (and without a trailing "\r").
+    func handle(line: [UInt8], from peer: any RPCPeer)
+    /// The client is gone: closed, errored, or cut off. Called once per opened peer.
+    func connectionClosed(_ peer: any RPCPeer)
+}

@@ -1,0 +1,14 @@
+/// A connected client, as the dispatcher and the registry see it.
+///
+/// Implemented by the server's `Connection`; tests use a fake. Every member is
+/// called on the loop thread only.
+public protocol RPCPeer: AnyObject {
+    /// Unique for the life of the daemon process; never reused.
+    var connectionID: UInt64 { get }
+    /// False once the connection is closed or was cut off.
+    var isOpen: Bool { get }
+    /// Queues one serialized JSON-RPC message (without the trailing newline).
+    /// Returns false when the peer is gone or was cut off for not reading.
+    @discardableResult
+    func send(_ message: [UInt8]) -> Bool
+}

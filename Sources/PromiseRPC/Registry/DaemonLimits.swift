@@ -1,0 +1,41 @@
+/// Every bound the daemon enforces, in one place: the server reads the
+/// connection-side ones, the registry the rest, and `info` reports them all.
+/// Going past one is answered with -32004 (limit exceeded).
+public struct DaemonLimits: Sendable, Hashable {
+    /// Longest accepted line, in bytes, without its newline.
+    public var maxLineBytes: Int = 1 << 20
+    /// Bytes queued for a client that is not reading; past this it is cut off.
+    public var maxOutputBufferBytes: Int = 8 << 20
+    public var maxConnections: Int = 1024
+    public var maxPromises: Int = 1_000_000
+    /// Subscriptions held by one connection.
+    public var maxSubscriptionsPerConnection: Int = 100_000
+    /// Pending `wait` requests held by one connection.
+    public var maxWaitersPerConnection: Int = 10_000
+    /// Requests in one JSON-RPC batch.
+    public var maxBatchSize: Int = 1_000
+    /// Bytes of stdout (and of the end of stderr) kept from a `then … exec` process.
+    public var maxProcessOutputBytes: Int = 1 << 20
+    /// Processes started by `then … exec` running at once.
+    public var maxRunningProcesses: Int = 256
+    /// How long a cancelled exec process has between SIGTERM and SIGKILL.
+    public var killGraceMilliseconds: UInt64 = 2_000
+
+    public init() {}
+
+    /// The limits as `info` reports them.
+    public var json: JSONValue {
+        .object([
+            "maxLineBytes": .int(maxLineBytes),
+            "maxOutputBufferBytes": .int(maxOutputBufferBytes),
+            "maxConnections": .int(maxConnections),
+            "maxPromises": .int(maxPromises),
+            "maxSubscriptionsPerConnection": .int(maxSubscriptionsPerConnection),
+            "maxWaitersPerConnection": .int(maxWaitersPerConnection),
+            "maxBatchSize": .int(maxBatchSize),
+            "maxProcessOutputBytes": .int(maxProcessOutputBytes),
+            "maxRunningProcesses": .int(maxRunningProcesses),
+            "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
+        ])
+    }
+}

@@ -1,0 +1,70 @@
+/// Timers and child processes, as the registry needs them. The daemon
+/// implements these on its libuv loop; unit tests use fakes. Every callback is
+/// delivered on the loop thread.
+public protocol LoopServices: AnyObject {
+    /// Runs `body` once, `milliseconds` from now, unless cancelled first.
+    func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer
+
+    /// Starts a process for `then … exec`. `onExit` is called exactly once,
+    /// unless `launch` throws (the program could not be started).
+    func launch(
+        _ spec: ProcessSpec,
+        onExit: @escaping (ProcessOutcome) -> Void
+    ) throws -> any RunningProcess
+}
+
+/// A timer that can be stopped before it fires.
+public protocol ScheduledTimer: AnyObject {
+    func cancel()
+}
+
+/// A process started by `LoopServices.launch`.
+public protocol RunningProcess: AnyObject {
+    /// Sends SIGTERM to the process group, then SIGKILL after `graceMilliseconds`
+    /// if it is still running. `onExit` still fires when it is gone.
+    func terminate(graceMilliseconds: UInt64)
+}
+
+/// What to run for `then … exec`.
+public struct ProcessSpec: Sendable, Hashable {
+    public var argv: [String]
+    /// Written to the process's stdin, which is then closed.
+    public var stdin: [UInt8]
+    public var cwd: String?
+    /// Extra variables, added to the daemon's own environment.
+    public var env: [String: String]
+    /// At most this many bytes of stdout are kept; the end of stderr is kept likewise.
+    public var outputLimit: Int
+
+    public init(argv: [String], stdin: [UInt8] = [], cwd: String? = nil,
+                env: [String: String] = [:], outputLimit: Int = 1 << 20) {
+        self.argv = argv
+        self.stdin = stdin
+        self.cwd = cwd
+        self.env = env
+        self.outputLimit = outputLimit
+    }
+}
+
+/// How a process ended.
+public struct ProcessOutcome: Sendable, Hashable {
+    /// The exit status, or 128 + signal number when it was killed by a signal.
+    public var exitStatus: Int32
+    /// The signal that killed it, if any.
+    public var signal: Int32?
+    /// The first `outputLimit` bytes of stdout.
+    public var stdout: [UInt8]
+    /// The last `outputLimit` bytes of stderr.
+    public var stderr: [UInt8]
+    /// True when stdout was longer than the limit and was cut.
+    public var stdoutTruncated: Bool
+
+    public init(exitStatus: Int32, signal: Int32? = nil, stdout: [UInt8] = [], stderr: [UInt8] = [],
+                stdoutTruncated: Bool = false) {
+        self.exitStatus = exitStatus
+        self.signal = signal
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdoutTruncated = stdoutTruncated
+    }
+}
