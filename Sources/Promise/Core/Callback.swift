@@ -38,12 +38,18 @@ extension UnsafeRawPointer {
 
 /// Promises settled but whose handlers have not run yet.
 ///
-/// Running an `.inline` child's handlers from inside its parent's would
-/// recurse once per link and overflow the stack on long chains; instead the
-/// child is queued here and the outermost settle runs the queue in a loop.
-/// The first entry is inline, so a straight chain allocates nothing.
+/// An `.inline` child's handlers run nested inside its parent's, which is
+/// fastest (the typed result is at hand), but would recurse once per link
+/// and overflow the stack on long chains. So nesting stops at
+/// `maximumDepth`: deeper children are queued here and the outermost settle
+/// runs the queue in a loop. The first entry is inline, so a straight chain
+/// allocates nothing.
 @usableFromInline
 struct _Worklist {
+    /// Nested settles allowed before queueing: a few kilobytes of stack.
+    @usableFromInline static var maximumDepth: Int { 32 }
+
+    @usableFromInline var depth = 0
     @usableFromInline var next: (any _PromiseNode)?
     @usableFromInline var more: [any _PromiseNode] = []
 
@@ -87,6 +93,11 @@ protocol _PromiseNode: AnyObject, Sendable {
     func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)?
     /// The promise this one waits on, while pending.
     var _upstream: (any _PromiseNode)? { get }
+    /// The next promise for the cycle check (`_upstream`, or further up
+    /// through `cycleHint`), and whether this one is locked in.
+    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) { get }
+    /// Records a far ancestor for the cycle check (see `cycleHint`).
+    func _setCycleHint(_ ancestor: any _PromiseNode)
     /// Follows an ancestor's progress; returns the promises to pass it on to.
     func _followProgress(_ fraction: Double) -> [any _PromiseNode]
     /// One line for `debugDescription`.

@@ -11,7 +11,7 @@ extension Promise: _PromiseNode {
         let settlement = _withState { state -> _Settlement? in
             state.cancelledChildren += 1
             guard state.isPending, state.cancelledChildren >= state.children else { return nil }
-            return state.settle(.rejected(CancellationError()))
+            return state.settle(.rejected(CancellationError()), fulfilled: false)
         }
         guard let settlement else { return nil }
         settlement.run(Result<Value, any Error>.failure(CancellationError()), cancelled: true, &work)
@@ -21,6 +21,21 @@ extension Promise: _PromiseNode {
     @usableFromInline
     var _upstream: (any _PromiseNode)? {
         _withState { $0.isPending ? $0.parent : nil }
+    }
+
+    @usableFromInline
+    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) {
+        _withState { state in
+            guard state.isPending else { return (nil, false) }
+            return (state.cycleHint ?? state.parent, state.isLockedIn)
+        }
+    }
+
+    @usableFromInline
+    func _setCycleHint(_ ancestor: any _PromiseNode) {
+        _withState { state in
+            if state.isPending, state.isLockedIn { state.cycleHint = ancestor }
+        }
     }
 
     @usableFromInline

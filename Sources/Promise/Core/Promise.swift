@@ -129,38 +129,53 @@ extension Promise {
         _settle(.failure(error))
     }
 
-    /// Settles and runs every handler that was waiting.
+    /// Settles and runs every handler that was waiting, unless the promise
+    /// is locked in to another one it was resolved with.
     @inlinable
     @discardableResult
     func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false) -> Bool {
         let outcome = _Outcome(result)
-        guard let settlement = _withState({ $0.settle(outcome) }) else { return false }
+        let fulfilled = result.isSuccess
+        let settlement = _withState { state -> _Settlement? in
+            guard !state.isLockedIn else { return nil }
+            return state.settle(outcome, fulfilled: fulfilled)
+        }
+        guard let settlement else { return false }
         var work = _Worklist()
         settlement.run(result, cancelled: cancelled, &work)
         work.drain()
         return true
     }
 
-    /// Settles from inside another promise's handler run: the handlers of
-    /// this promise are queued on `work` rather than run here (no recursion).
+    /// Settles from inside another promise's handler run. The handlers of
+    /// this promise run here, nested, up to `_Worklist.maximumDepth` levels;
+    /// deeper, they are queued on `work` and run by the outermost settle, so
+    /// chains of any length never exhaust the stack.
     @inlinable
     @discardableResult
     func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false, _ work: inout _Worklist) -> Bool {
         let outcome = _Outcome(result)
-        let (settled, queued) = _withState { state -> (Bool, Bool) in
-            guard state.isPending else { return (false, false) }
-            if state.callbacks.isEmpty && state.progressObservers.isEmpty {
-                // Nothing waits: settle in place, no need to queue.
-                _ = state.settle(outcome)
-                return (true, false)
+        let fulfilled = result.isSuccess
+        let nested = work.depth < _Worklist.maximumDepth
+        let (settled, settlement) = _withState { state -> (Bool, _Settlement?) in
+            guard state.isPending else { return (false, nil) }
+            if nested || (state.callbacks.isEmpty && state.progressObservers.isEmpty) {
+                return (true, state.settle(outcome, fulfilled: fulfilled))
             }
-            state.outcome = outcome
+            state.record(outcome, fulfilled: fulfilled)
             state.callbacksPending = true
             state.settledByCancel = cancelled
-            return (true, true)
+            return (true, nil)
         }
-        if queued { work.push(self) }
-        return settled
+        guard settled else { return false }
+        if let settlement {
+            work.depth += 1
+            settlement.run(result, cancelled: cancelled, &work)
+            work.depth -= 1
+        } else {
+            work.push(self)
+        }
+        return true
     }
 
     @inlinable
@@ -177,6 +192,7 @@ extension Promise {
 
     /// Registers `callback`, or runs it at once when the promise has settled.
     /// `callback` must have been made for this promise's `Value`.
+    /// A pending child starts from this promise's progress (it follows it).
     @inlinable
     func _register(_ callback: _Callback, isChild: Bool) {
         var work = _Worklist()
@@ -186,14 +202,16 @@ extension Promise {
 
     @inlinable
     func _register(_ callback: _Callback, isChild: Bool, _ work: inout _Worklist) {
-        let settled = _withState { state -> _Outcome? in
+        let (settled, progress) = _withState { state -> (_Outcome?, Double) in
             if isChild { state.children += 1 }
-            if !state.isPending && !state.callbacksPending { return state.outcome }
+            if !state.isPending && !state.callbacksPending { return (state.outcome, 0) }
             state.callbacks.append(callback)
-            return nil
+            return (nil, state.progress)
         }
         if let settled, let result = settled.result(as: Value.self) {
             withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
+        } else if progress > 0, let follower = callback.follower {
+            _ = follower._followProgress(progress)
         }
     }
 
@@ -215,32 +233,24 @@ extension Promise {
 
     /// True once the promise is fulfilled.
     public var isFulfilled: Bool {
-        _withState { state in
-            if case .fulfilled = state.outcome { return true }
-            return false
-        }
+        _withState { $0.isFulfilled }
     }
 
     /// True once the promise is rejected, cancelled included.
     public var isRejected: Bool {
-        _withState { state in
-            if case .rejected = state.outcome { return true }
-            return false
-        }
+        _withState { !$0.isPending && !$0.isFulfilled }
     }
 
     /// True once the promise is rejected with Swift's `CancellationError`,
     /// by ``cancel()`` or otherwise.
     public var isCancelled: Bool {
-        _withState { state in
-            if case .rejected(let error) = state.outcome { return error is CancellationError }
-            return false
-        }
+        guard case .failure(let error)? = result else { return false }
+        return error is CancellationError
     }
 
     /// The outcome, or nil while pending.
     public var result: Result<Value, any Error>? {
-        _withState { $0.outcome }.result(as: Value.self)
+        _withState { $0.isPending ? nil : $0.outcome }?.result(as: Value.self)
     }
 
     /// An optional name for logs and ``debugDescription``.

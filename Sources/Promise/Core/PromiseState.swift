@@ -8,7 +8,14 @@
 /// allocation for values of up to three words) and is cast back on reads.
 @usableFromInline
 struct _PromiseState: Sendable {
+    /// Read only once settled. `isPending` is kept apart so that the hot
+    /// paths test a byte instead of inspecting the existential-carrying enum.
     @usableFromInline var outcome: _Outcome
+    @usableFromInline var isPending: Bool
+    @usableFromInline var isFulfilled = false
+    /// Resolved with another promise (A+ 2.3.2): only that promise (or a
+    /// cancellation) settles it now; `fulfill`, `reject` and `resolve` refuse.
+    @usableFromInline var isLockedIn = false
     /// Handlers waiting for the result. Taken (emptied) when they run.
     @usableFromInline var callbacks = _CallbackList()
     /// True between settling and running the callbacks, for promises settled
@@ -21,6 +28,10 @@ struct _PromiseState: Sendable {
     /// pending: for upward cancellation, cycle detection and the debug chain.
     /// Released on settling, which breaks the parent↔child reference cycle.
     @usableFromInline var parent: (any _PromiseNode)?
+    /// For a locked-in promise: an ancestor the cycle check may jump to,
+    /// past ancestors that are all locked in too (so none of them can be
+    /// the promise being resolved). Keeps long adoption chains linear.
+    @usableFromInline var cycleHint: (any _PromiseNode)?
     /// Children (then/recover/always children, adopters, combinators) and how
     /// many of them were cancelled: all cancelled cancels this promise.
     @usableFromInline var children: UInt32 = 0
@@ -33,21 +44,27 @@ struct _PromiseState: Sendable {
     init(outcome: _Outcome = .pending, parent: (any _PromiseNode)? = nil) {
         self.outcome = outcome
         self.parent = parent
-        if case .fulfilled = outcome { progress = 1 }
+        switch outcome {
+        case .pending: isPending = true
+        case .fulfilled: isPending = false; isFulfilled = true; progress = 1
+        case .rejected: isPending = false
+        }
     }
 
+    /// Records the outcome without running anything (see `settle`).
     @inlinable
-    var isPending: Bool {
-        if case .pending = outcome { return true }
-        return false
+    mutating func record(_ newOutcome: _Outcome, fulfilled: Bool) {
+        outcome = newOutcome
+        isPending = false
+        isFulfilled = fulfilled
     }
 
     /// Records the outcome. Returns what must be run outside the lock, or
     /// nil when the promise was already settled.
     @inlinable
-    mutating func settle(_ newOutcome: _Outcome) -> _Settlement? {
+    mutating func settle(_ newOutcome: _Outcome, fulfilled: Bool) -> _Settlement? {
         guard isPending else { return nil }
-        outcome = newOutcome
+        record(newOutcome, fulfilled: fulfilled)
         return takeSettlement()
     }
 
@@ -56,11 +73,12 @@ struct _PromiseState: Sendable {
     mutating func takeSettlement() -> _Settlement {
         var settlement = _Settlement(callbacks: callbacks.take(), parent: parent)
         parent = nil
+        cycleHint = nil
         if !progressObservers.isEmpty {
             settlement.observers = progressObservers
             progressObservers = []
         }
-        if case .fulfilled = outcome, progress < 1 {
+        if isFulfilled, progress < 1 {
             progress = 1
             settlement.progressReachedOne = true
         }
@@ -99,6 +117,10 @@ enum _Outcome: Sendable {
 struct _Settlement: Sendable {
     @usableFromInline var callbacks: _CallbackList
     @usableFromInline var parent: (any _PromiseNode)?
+    /// For a locked-in promise: an ancestor the cycle check may jump to,
+    /// past ancestors that are all locked in too (so none of them can be
+    /// the promise being resolved). Keeps long adoption chains linear.
+    @usableFromInline var cycleHint: (any _PromiseNode)?
     @usableFromInline var observers: [_ProgressObserver] = []
     @usableFromInline var progressReachedOne = false
 
@@ -116,5 +138,13 @@ struct _Settlement: Sendable {
             for observer in observers { observer.notify(1) }
         }
         callbacks.run(result, cancelled: cancelled, &work)
+    }
+}
+
+extension Result {
+    @inlinable
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }

@@ -13,8 +13,12 @@ extension Promise {
     /// cached.resolve(download(url).then { decode($0) })
     /// ```
     ///
+    /// From then on the promise is locked in (A+ 2.3.2): `fulfill`, `reject`
+    /// and `resolve` return `false`; only `other` — or ``cancel()`` — settles it.
+    ///
     /// - Returns: `true` if this promise now follows `other` (or was rejected
-    ///   for a cycle); `false` if it had already settled.
+    ///   for a cycle); `false` if it had already settled or was already
+    ///   resolved with a promise.
     @discardableResult
     public func resolve(_ other: Promise<Value>) -> Bool {
         var work = _Worklist()
@@ -42,12 +46,14 @@ extension Promise {
     @inlinable
     @discardableResult
     func _adopt(_ other: Promise<Value>, _ work: inout _Worklist) -> Bool {
+        guard _withState({ $0.isPending && !$0.isLockedIn }) else { return false }
         if other._waits(on: self) {
             return _settle(.failure(PromiseError.cycle), &work)
         }
         let linked = _withState { state -> Bool in
-            guard state.isPending else { return false }
+            guard state.isPending, !state.isLockedIn else { return false }
             state.parent = other
+            state.isLockedIn = true
             return true
         }
         guard linked else { return false }
@@ -57,13 +63,36 @@ extension Promise {
 
     /// True when this promise is `target` or waits on it through a chain of
     /// pending parents — adopting it would then wait forever.
+    ///
+    /// Runs of locked-in promises on the way are given a hint to the first
+    /// ancestor past them, so that the next check from any of them jumps
+    /// there (path compression): building a long adoption chain stays linear
+    /// instead of walking the whole chain on every `resolve`. Only locked-in
+    /// promises are jumped over, and those cannot be `target`, which is
+    /// always a promise not yet resolved with another.
     @usableFromInline
     func _waits(on target: AnyObject) -> Bool {
-        var node: (any _PromiseNode)? = self
-        while let current = node {
-            if current === target { return true }
-            node = current._upstream
+        var node: any _PromiseNode = self
+        var lockedRun: [any _PromiseNode] = []
+        while true {
+            if node === target { return true }
+            let (next, lockedIn) = node._cycleStep
+            if lockedIn {
+                lockedRun.append(node)
+            } else {
+                Self._compress(lockedRun, to: node)
+                lockedRun.removeAll()
+            }
+            guard let next else { break }
+            node = next
         }
+        Self._compress(lockedRun, to: node)
         return false
+    }
+
+    static func _compress(_ run: [any _PromiseNode], to ancestor: any _PromiseNode) {
+        for node in run where node !== ancestor {
+            node._setCycleHint(ancestor)
+        }
     }
 }

@@ -1,0 +1,28 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// A package of its own so that swift-nio, which the benchmarks compare
+// against, never becomes a dependency of the libraries or of the tests.
+let package = Package(
+    name: "PromiseBenchmarks",
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        .target(
+            name: "BenchmarkSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "CoreBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Promise", package: "main"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

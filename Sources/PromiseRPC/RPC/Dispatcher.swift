@@ -1,0 +1,146 @@
+import Logging
+
+/// The JSON-RPC 2.0 side of the daemon: reads each line a connection sends,
+/// checks the envelope, runs the method on the ``Registry`` and writes the
+/// answer. Loop thread only, as the server and the registry are.
+///
+/// - One line is one message: a request, a notification (no "id": run, never
+///   answered) or a batch (an array: answered by one array holding the
+///   answers to its requests). Blank lines are ignored.
+/// - A bad message gets an error answer (-32700 not JSON, -32600 not a
+///   request, -32601 unknown method, -32602 bad params, -32004 batch too
+///   large) and the connection stays usable.
+/// - `wait` may answer later; answers on one connection can come out of order.
+///
+/// ```swift
+/// let dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
+/// dispatcher.connectionOpened(peer)
+/// dispatcher.handle(line: Array(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"a"}}"#.utf8), from: peer)
+/// // peer receives {"id":1,"jsonrpc":"2.0","result":{"id":"a","state":"pending",…}}
+/// ```
+public final class Dispatcher: RPCHandler {
+    public let registry: Registry
+    public let limits: DaemonLimits
+    private let logger: Logger
+    /// Open connections, for `info`.
+    private var peers: [UInt64: any RPCPeer] = [:]
+
+    public init(registry: Registry, limits: DaemonLimits, logger: Logger) {
+        self.registry = registry
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Number of open connections.
+    public var connectionCount: Int { peers.count }
+
+    public func connectionOpened(_ peer: any RPCPeer) {
+        peers[peer.connectionID] = peer
+        registry.connect(peer)
+    }
+
+    public func connectionClosed(_ peer: any RPCPeer) {
+        guard peers.removeValue(forKey: peer.connectionID) != nil else { return }
+        registry.disconnect(peer.connectionID)
+    }
+
+    public func handle(line: [UInt8], from peer: any RPCPeer) {
+        if line.allSatisfy(Self.isJSONWhitespace) { return }
+        let message: JSONValue
+        do {
+            message = try JSONValue(parsing: line)
+        } catch {
+            send(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON")), to: peer)
+            return
+        }
+        if case .array(let members) = message {
+            handleBatch(members, from: peer)
+        } else {
+            _ = process(message, from: peer) { [weak self] answer in self?.send(answer, to: peer) }
+        }
+        registry.runDeferred()
+    }
+
+    private func handleBatch(_ members: [JSONValue], from peer: any RPCPeer) {
+        if members.isEmpty {
+            send(JSONRPCResponse.error(.null, RPCError(.invalidRequest, "an empty batch is not a request")), to: peer)
+            return
+        }
+        guard members.count <= limits.maxBatchSize else {
+            let error = RPCError(
+                .limitExceeded, "a batch holds at most \(limits.maxBatchSize) requests",
+                data: ["limit": "maxBatchSize", "value": .int(limits.maxBatchSize)])
+            send(JSONRPCResponse.error(.null, error), to: peer)
+            return
+        }
+        let batch = BatchAnswer(count: members.count) { [weak self] answers in
+            self?.send(.array(answers), to: peer)
+        }
+        for (index, member) in members.enumerated() {
+            let answers = process(member, from: peer) { answer in batch.fill(index, answer) }
+            if answers { batch.expect(index) }
+        }
+        batch.close()
+    }
+
+    /// Runs one message. `answer` is called once, now or later, with the
+    /// answer message, unless it is a notification. Returns whether it will be.
+    private func process(_ message: JSONValue, from peer: any RPCPeer, answer: @escaping (JSONValue) -> Void) -> Bool {
+        let request: JSONRPCRequest
+        do {
+            request = try JSONRPCRequest(message)
+        } catch {
+            if error.notification { return false }
+            answer(JSONRPCResponse.error(error.id, error.error))
+            return true
+        }
+        let id = request.id
+        let call = RegistryCall(
+            connectionID: peer.connectionID,
+            answerLater: id.map { id in { outcome in answer(JSONRPCResponse.answer(id, outcome)) } })
+        do {
+            let result = try route(request.method, RPCParams(request.params), call)
+            if let id, let result { answer(JSONRPCResponse.result(id, result)) }
+        } catch let error as RPCError {
+            if let id { answer(JSONRPCResponse.error(id, error)) }
+        } catch {
+            logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(request.method)", "error": "\(error)"])
+            if let id { answer(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)"))) }
+        }
+        return id != nil
+    }
+
+    /// Runs `method`; nil when the answer comes later (or never, for a notification).
+    private func route(_ method: String, _ params: RPCParams, _ call: RegistryCall) throws -> JSONValue? {
+        switch method {
+        case "create": try registry.create(params, call)
+        case "resolve": try registry.resolve(params)
+        case "reject": try registry.reject(params)
+        case "cancel": try registry.cancel(params)
+        case "get": try registry.get(params)
+        case "list": try registry.list(params)
+        case "wait": try registry.wait(params, call)
+        case "subscribe": try registry.subscribe(params, call)
+        case "unsubscribe": try registry.unsubscribe(params, call)
+        case "then": try registry.then(params)
+        case "progress": try registry.progress(params)
+        case "all", "any", "race", "allSettled": try registry.combine(method, params)
+        case "info": registry.info(connections: peers.count)
+        case "forget": try registry.forget(params)
+        default:
+            throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
+        }
+    }
+
+    private func send(_ message: JSONValue, to peer: any RPCPeer) {
+        guard peer.isOpen else { return }
+        peer.send(message.serialized())
+    }
+
+    private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+}
+
+@available(*, unavailable)
+extension Dispatcher: Sendable {}

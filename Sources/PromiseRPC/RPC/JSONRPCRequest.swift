@@ -1,0 +1,77 @@
+/// One JSON-RPC 2.0 request or notification, checked against the envelope
+/// rules (docs/PROTOCOL.md, "Envelope") but not yet against its method.
+///
+/// ```swift
+/// let message = try JSONValue(parsing: #"{"jsonrpc":"2.0","id":7,"method":"get","params":{"id":"a"}}"#)
+/// let request = try JSONRPCRequest(message)   // id 7, method "get", params ["id": "a"]
+/// ```
+public struct JSONRPCRequest: Sendable, Hashable {
+    /// The request id: a string, a number or null. nil for a notification
+    /// (no "id" member), which is executed and never answered.
+    public var id: JSONValue?
+    public var method: String
+    /// The named params; an absent (or null) "params" reads as an empty object.
+    public var params: [String: JSONValue]
+
+    public init(id: JSONValue?, method: String, params: [String: JSONValue] = [:]) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+
+    /// True when no answer is to be sent.
+    public var isNotification: Bool { id == nil }
+
+    /// Reads a request object.
+    ///
+    /// - Throws: ``JSONRPCRequest/Rejection`` carrying the error to answer with
+    ///   and the id to answer to: -32600 when `message` is not a JSON-RPC 2.0
+    ///   request object, -32602 when "params" is present but not an object.
+    public init(_ message: JSONValue) throws(Rejection) {
+        guard case .object(let members) = message else {
+            throw Rejection(id: .null, error: RPCError(.invalidRequest, "a request must be a JSON object"))
+        }
+        // The id is read first so that every later complaint goes back to it.
+        let id = members["id"]
+        var answerID: JSONValue = .null
+        if let id {
+            switch id {
+            case .string, .int, .double, .null: answerID = id
+            default:
+                throw Rejection(id: .null, error: RPCError(.invalidRequest, "\"id\" must be a string, a number or null"))
+            }
+        }
+        guard members["jsonrpc"] == .string("2.0") else {
+            throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"jsonrpc\" must be \"2.0\""))
+        }
+        guard case .string(let method)? = members["method"] else {
+            throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"method\" must be a string"))
+        }
+        var params: [String: JSONValue] = [:]
+        switch members["params"] {
+        case nil, .null?: break  // null is read as absent: clients often write a missing value so
+        case .object(let object)?: params = object
+        default:
+            throw Rejection(
+                id: answerID, notification: id == nil,
+                error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
+        }
+        self.init(id: id, method: method, params: params)
+    }
+
+    /// Why a message is not an acceptable request, and where the answer goes.
+    public struct Rejection: Error, Sendable, Hashable {
+        /// The id to answer to: the request's own when it could be read, else null.
+        public var id: JSONValue
+        /// True when the message was a well-formed notification with bad params:
+        /// like any notification it gets no answer.
+        public var notification: Bool
+        public var error: RPCError
+
+        public init(id: JSONValue, notification: Bool = false, error: RPCError) {
+            self.id = id
+            self.notification = notification
+            self.error = error
+        }
+    }
+}

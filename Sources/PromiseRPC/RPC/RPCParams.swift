@@ -1,0 +1,143 @@
+/// Typed reading of a request's named params. Every accessor throws
+/// -32602 (invalid params) naming the offending param in `data.param`, so a
+/// client learns exactly what to fix.
+///
+/// ```swift
+/// let params = RPCParams(["id": "build", "timeoutMs": 500])
+/// let id = try params.promiseID("id")                       // "build"
+/// let timeout = try params.milliseconds("timeoutMs")        // 500
+/// ```
+public struct RPCParams: Sendable, Hashable {
+    public var members: [String: JSONValue]
+
+    public init(_ members: [String: JSONValue]) {
+        self.members = members
+    }
+
+    public subscript(key: String) -> JSONValue? { members[key] }
+
+    /// The -32602 error for `key`.
+    public static func invalid(_ key: String, _ message: String) -> RPCError {
+        RPCError(.invalidParams, message, data: ["param": .string(key)])
+    }
+
+    /// A required promise id (see ``PromiseID``).
+    public func promiseID(_ key: String) throws(RPCError) -> String {
+        guard let value = members[key] else { throw Self.invalid(key, "missing \"\(key)\"") }
+        return try Self.checkedID(value, key)
+    }
+
+    /// An optional promise id; null reads as absent.
+    public func optionalPromiseID(_ key: String) throws(RPCError) -> String? {
+        guard let value = members[key], !value.isNull else { return nil }
+        return try Self.checkedID(value, key)
+    }
+
+    /// A required array of promise ids.
+    public func promiseIDs(_ key: String) throws(RPCError) -> [String] {
+        guard let value = members[key] else { throw Self.invalid(key, "missing \"\(key)\"") }
+        guard case .array(let elements) = value else {
+            throw Self.invalid(key, "\"\(key)\" must be an array of promise ids")
+        }
+        var ids: [String] = []
+        ids.reserveCapacity(elements.count)
+        for element in elements {
+            ids.append(try Self.checkedID(element, key))
+        }
+        return ids
+    }
+
+    /// An optional string; null reads as absent.
+    public func string(_ key: String) throws(RPCError) -> String? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw Self.invalid(key, "\"\(key)\" must be a string")
+        }
+    }
+
+    /// An optional boolean; null reads as absent.
+    public func bool(_ key: String) throws(RPCError) -> Bool? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .bool(let flag)?: return flag
+        default: throw Self.invalid(key, "\"\(key)\" must be true or false")
+        }
+    }
+
+    /// An optional whole number in `range`; null reads as absent. A double
+    /// with no fractional part (`500.0`) is accepted.
+    public func int(_ key: String, in range: ClosedRange<Int>) throws(RPCError) -> Int? {
+        guard let value = members[key], !value.isNull else { return nil }
+        guard let number = value.intValue, range.contains(number) else {
+            throw Self.invalid(key, "\"\(key)\" must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// An optional duration in milliseconds (a whole number, 0 or more).
+    public func milliseconds(_ key: String) throws(RPCError) -> UInt64? {
+        try int(key, in: 0...Int.max).map { UInt64($0) }
+    }
+
+    /// An optional number in `range`; null reads as absent.
+    public func double(_ key: String, in range: ClosedRange<Double>) throws(RPCError) -> Double? {
+        guard let value = members[key], !value.isNull else { return nil }
+        guard let number = value.doubleValue, range.contains(number) else {
+            throw Self.invalid(key, "\"\(key)\" must be a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// An optional string that must be one of `choices`; null reads as absent.
+    public func choice(_ key: String, _ choices: [String]) throws(RPCError) -> String? {
+        guard let text = try string(key) else { return nil }
+        guard choices.contains(text) else {
+            throw Self.invalid(key, "\"\(key)\" must be one of " + choices.map { "\"\($0)\"" }.joined(separator: ", "))
+        }
+        return text
+    }
+
+    /// An optional array of strings; null reads as absent.
+    public func strings(_ key: String) throws(RPCError) -> [String]? {
+        guard let value = members[key], !value.isNull else { return nil }
+        guard case .array(let elements) = value else {
+            throw Self.invalid(key, "\"\(key)\" must be an array of strings")
+        }
+        var texts: [String] = []
+        for element in elements {
+            guard case .string(let text) = element else {
+                throw Self.invalid(key, "\"\(key)\" must be an array of strings")
+            }
+            texts.append(text)
+        }
+        return texts
+    }
+
+    /// An optional object whose members are all strings; null reads as absent.
+    public func stringMap(_ key: String) throws(RPCError) -> [String: String]? {
+        guard let value = members[key], !value.isNull else { return nil }
+        guard case .object(let object) = value else {
+            throw Self.invalid(key, "\"\(key)\" must be an object of strings")
+        }
+        var map: [String: String] = [:]
+        for (name, member) in object {
+            guard case .string(let text) = member else {
+                throw Self.invalid(key, "\"\(key)\" must be an object of strings (\"\(name)\" is not a string)")
+            }
+            map[name] = text
+        }
+        return map
+    }
+
+    private static func checkedID(_ value: JSONValue, _ key: String) throws(RPCError) -> String {
+        guard case .string(let text) = value else {
+            throw invalid(key, "\"\(key)\" must be a promise id (a string)")
+        }
+        if let problem = PromiseID.problem(with: text) {
+            throw RPCError(.invalidParams, "invalid promise id in \"\(key)\": \(problem)",
+                           data: ["param": .string(key)])
+        }
+        return text
+    }
+}

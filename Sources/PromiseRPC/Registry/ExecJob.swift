@@ -1,0 +1,64 @@
+import Promise
+
+/// The command of a `then … exec` child: what to run, and the process while
+/// it runs. Loop thread only.
+///
+/// The job exists before its child's record does (with `.inline` and a
+/// settled parent, the core runs the handler inside `then`), so the handler
+/// and the child's `onCancel` meet here rather than on the record.
+final class ExecJob {
+    let spec: ProcessSpec
+    /// The running process; nil before it starts and once it has exited.
+    var process: (any RunningProcess)?
+    /// Set when the child was cancelled: a handler that runs afterwards
+    /// must not start the command.
+    var cancelled = false
+    /// The child it settles, once `then` has made it: a child settled by
+    /// other means (a client's `resolve`) does not start the command.
+    weak var child: Promise<JSONValue>?
+
+    init(spec: ProcessSpec) {
+        self.spec = spec
+    }
+}
+
+@available(*, unavailable)
+extension ExecJob: Sendable {}
+
+extension ProcessOutcome {
+    /// How a finished command settles its child: exit 0 fulfils with stdout
+    /// (as JSON if it parses, else as text without its final newline);
+    /// anything else rejects with the exit status as `code` and the end of
+    /// stderr as `message`.
+    var settlement: Result<JSONValue, RemoteRejection> {
+        if exitStatus == 0 && signal == nil {
+            // A cut-off stdout may still parse ("12345" cut to "123"): never read it as JSON.
+            if !stdoutTruncated, let value = try? JSONValue(parsing: stdout) {
+                return .success(value)
+            }
+            return .success(.string(Self.text(stdout, trimmingFinalNewline: true)))
+        }
+        var message = Self.text(stderr, trimmingFinalNewline: true)
+        if message.count > Self.maxMessageCharacters {
+            message = "…" + message.suffix(Self.maxMessageCharacters)
+        }
+        if message.isEmpty {
+            message = signal.map { "killed by signal \($0)" } ?? "exited with status \(exitStatus)"
+        }
+        var data: [String: JSONValue] = ["exitStatus": .int(Int(exitStatus))]
+        if let signal { data["signal"] = .int(Int(signal)) }
+        return .failure(RemoteRejection(code: Int(exitStatus), message: message, data: .object(data)))
+    }
+
+    /// The end of stderr kept as the message; the whole kept tail is too long for one.
+    static let maxMessageCharacters = 4_096
+
+    private static func text(_ bytes: [UInt8], trimmingFinalNewline: Bool) -> String {
+        var slice = bytes[...]
+        if trimmingFinalNewline, slice.last == UInt8(ascii: "\n") {
+            slice = slice.dropLast()
+            if slice.last == UInt8(ascii: "\r") { slice = slice.dropLast() }
+        }
+        return String(decoding: slice, as: UTF8.self)
+    }
+}

@@ -1,0 +1,30 @@
+/// The rules for promise ids: printable text of 1 to 256 UTF-8 bytes, chosen
+/// by clients so that unrelated scripts meet on a well-known name
+/// ("build/lib"), or made by the daemon when a client leaves it out.
+///
+/// ```swift
+/// PromiseID.problem(with: "build/lib")   // nil: fine
+/// PromiseID.problem(with: "a\nb")        // "it contains a control character"
+/// ```
+public enum PromiseID {
+    /// The longest id, in UTF-8 bytes.
+    public static let maxBytes = 256
+
+    /// Why `text` is not a valid id, or nil when it is.
+    public static func problem(with text: String) -> String? {
+        if text.isEmpty { return "it is empty" }
+        if text.utf8.count > maxBytes { return "it is longer than \(maxBytes) bytes" }
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                return "it contains a character that is not printable (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// True when `text` is a valid id.
+    public static func isValid(_ text: String) -> Bool { problem(with: text) == nil }
+}

@@ -1,0 +1,68 @@
+import Promise
+
+/// `all`, `any`, `race` and `allSettled`: the core's combinators over remote
+/// promises. The new promise is an ordinary remote promise (it can be waited
+/// for, chained, cancelled); as in the core, cancelling it counts as a
+/// cancelled child of each input, so an input left without any other
+/// uncancelled child is cancelled too.
+extension Registry {
+    /// The `all` policies, by their protocol names.
+    static let allPolicies = ["fail-fast", "all-errors", "ignore-errors", "nulls"]
+
+    /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` (`all` only),
+    /// `id?`, `name?`, `ifExists?` → the new record.
+    func combine(_ method: String, _ params: RPCParams) throws(RPCError) -> JSONValue {
+        let ids = try params.promiseIDs("ids")
+        let policy = method == "all" ? try params.choice("policy", Self.allPolicies) ?? "fail-fast" : nil
+        let requested = try params.optionalPromiseID("id")
+        let name = try params.string("name")
+        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        var inputs: [RemotePromise] = []
+        inputs.reserveCapacity(ids.count)
+        for id in ids { inputs.append(try entry(id)) }
+        let (id, existing) = try claim(requested, ifExists: ifExists)
+        if let existing { return record(existing) }
+        try reserve()
+
+        let promises = inputs.map(\.promise)
+        let combined: Promise<JSONValue>
+        switch method {
+        case "any":
+            combined = Promise<JSONValue>.any(promises)
+        case "race":
+            combined = Promise<JSONValue>.race(promises)
+        case "allSettled":
+            let boxedInputs = LoopBound(inputs)
+            combined = Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
+                JSONValue.array(zip(boxedInputs.value, results).map { input, result in
+                    Self.settledElement(input, result)
+                })
+            }
+        default:
+            switch policy {
+            case "nulls":
+                combined = Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
+                    JSONValue.array(values.map { $0 ?? .null })
+                }
+            case "all-errors":
+                combined = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { .array($0) }
+            case "ignore-errors":
+                combined = Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { .array($0) }
+            default:
+                combined = Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { .array($0) }
+            }
+        }
+        return record(register(combined, id: id, kind: .combinator(method), inputIDs: ids, name: name))
+    }
+
+    /// One element of an `allSettled` value: `{"id","state","value"|"reason"}`.
+    private static func settledElement(_ input: RemotePromise, _ result: Result<JSONValue, any Error>) -> JSONValue {
+        switch result {
+        case .success(let value):
+            return ["id": .string(input.id), "state": "fulfilled", "value": value]
+        case .failure(let error):
+            let state: JSONValue = error is CancellationError ? "cancelled" : "rejected"
+            return ["id": .string(input.id), "state": state, "reason": input.reason(for: error).json]
+        }
+    }
+}

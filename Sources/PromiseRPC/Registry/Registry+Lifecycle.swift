@@ -1,0 +1,74 @@
+import Promise
+
+/// `create`, `resolve`, `reject`, `cancel` and `progress`: making and settling
+/// promises (docs/PROTOCOL.md, "Methods").
+extension Registry {
+    /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?` → record.
+    func create(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+        let requested = try params.optionalPromiseID("id")
+        let name = try params.string("name")
+        let timeout = try params.milliseconds("timeoutMs")
+        let lease = try params.bool("lease") ?? false
+        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let (id, existing) = try claim(requested, ifExists: ifExists)
+        if let existing { return record(existing) }
+        try reserve()
+        let entry = register(Promise<JSONValue>(), id: id, kind: .created, name: name)
+        if let timeout {
+            entry.timeoutMilliseconds = timeout
+            let promise = entry.promise
+            entry.timeoutTimer = services.schedule(afterMilliseconds: timeout) {
+                promise.reject(PromiseError.timedOut)
+            }
+        }
+        if lease {
+            entry.leaseHolder = call.connectionID
+            sessions[call.connectionID]?.leases.insert(id)
+        }
+        return record(entry)
+    }
+
+    /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
+    func resolve(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let entry = try entry(params.promiseID("id"))
+        guard entry.promise.fulfill(params["value"] ?? .null) else { throw alreadySettled(entry) }
+        return record(entry)
+    }
+
+    /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
+    func reject(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let entry = try entry(params.promiseID("id"))
+        var rejection = RemoteRejection(message: "rejected")
+        if let reason = params["reason"], !reason.isNull {
+            rejection = try RemoteRejection(json: reason)
+        }
+        guard entry.promise.reject(rejection) else { throw alreadySettled(entry) }
+        return record(entry)
+    }
+
+    /// `cancel`: `id` → record. The core cancels pending descendants, and the
+    /// parent when this was its last uncancelled child.
+    func cancel(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let entry = try entry(params.promiseID("id"))
+        guard entry.promise.cancel() else { throw alreadySettled(entry) }
+        return record(entry)
+    }
+
+    /// `progress`: `id`, `progress` (0…1), `message?` → record.
+    func progress(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let entry = try entry(params.promiseID("id"))
+        guard let fraction = try params.double("progress", in: 0...1) else {
+            throw RPCParams.invalid("progress", "missing \"progress\" (a number from 0 to 1)")
+        }
+        let message = try params.string("message")
+        guard entry.promise.isPending else { throw alreadySettled(entry) }
+        if let message { entry.progressMessage = message }
+        entry.promise.reportProgress(fraction)
+        return record(entry)
+    }
+
+    /// -32002 for `entry`, with its record as data.
+    func alreadySettled(_ entry: RemotePromise) -> RPCError {
+        RPCError(.alreadySettled, "promise \"\(entry.id)\" is already \(entry.state)", data: record(entry))
+    }
+}

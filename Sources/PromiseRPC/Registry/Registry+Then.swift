@@ -1,0 +1,137 @@
+import Logging
+import Promise
+
+/// `then`: a child promise that follows another, optionally settled by a
+/// command the daemon runs (docs/PROTOCOL.md, "then and exec").
+///
+/// The rule, for every `on`: the child settles as its parent does, unless its
+/// command runs; the command runs when the parent settles in a way `on`
+/// selects (`fulfilled`: fulfilled; `rejected`: rejected; `settled`: either),
+/// and then its outcome settles the child. Without `exec` there is no command,
+/// so the child always settles as its parent did. A cancelled parent never
+/// runs a command: its children are cancelled.
+extension Registry {
+    /// `then`: `id` (parent), `childId?`, `on?`, `exec?`, `cwd?`, `env?`,
+    /// `ifExists?` → the child's record.
+    func then(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let parentID = try params.promiseID("id")
+        let requested = try params.optionalPromiseID("childId")
+        let on = try params.choice("on", ["fulfilled", "rejected", "settled"]) ?? "fulfilled"
+        let argv = try params.strings("exec")
+        let cwd = try params.string("cwd")
+        let env = try params.stringMap("env")
+        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        if let argv, argv.first?.isEmpty ?? true {
+            throw RPCParams.invalid("exec", "\"exec\" must name a program to run: [\"program\", \"arg\", …]")
+        }
+        if argv == nil {
+            if cwd != nil { throw RPCParams.invalid("cwd", "\"cwd\" needs \"exec\"") }
+            if env != nil { throw RPCParams.invalid("env", "\"env\" needs \"exec\"") }
+        }
+        let parent = try entry(parentID)
+        let (id, existing) = try claim(requested, ifExists: ifExists)
+        if let existing { return record(existing) }
+        try reserve()
+
+        guard let argv else {
+            // Pure and loop-free, so `.inline`: the child is settled as soon as its parent is.
+            let child = parent.promise.then(on: .inline) { value in value }
+            return record(register(child, id: id, kind: .then(on: on, exec: false), parentID: parentID))
+        }
+        let job = ExecJob(
+            spec: ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes))
+        let child = execChild(of: parent, on: on, job: job, childID: id)
+        job.child = child
+        let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parentID)
+        entry.job = job
+        let boxedJob = LoopBound(job)
+        let grace = limits.killGraceMilliseconds
+        child.onCancel(on: executor) {
+            boxedJob.value.cancelled = true
+            boxedJob.value.process?.terminate(graceMilliseconds: grace)
+        }
+        return record(entry)
+    }
+
+    /// What a `settled` command is told about its parent.
+    private struct ParentOutcome: Sendable {
+        var state: String
+        var input: JSONValue
+    }
+
+    /// The core chain that runs `job` as `on` says, below `parent`.
+    private func execChild(of parent: RemotePromise, on: String, job: ExecJob, childID: String) -> Promise<JSONValue> {
+        let registry = WeakLoopBound(self)
+        let boxedJob = LoopBound(job)
+        let boxedParent = LoopBound(parent)
+        let parentID = parent.id
+        let run: @Sendable (JSONValue, String) -> Promise<JSONValue> = { input, state in
+            guard let registry = registry.value else { return Promise(error: CancellationError()) }
+            return registry.startExec(boxedJob.value, input: input, parentState: state, parentID: parentID, childID: childID)
+        }
+        let reason: @Sendable (any Error) -> JSONValue = { error in boxedParent.value.reason(for: error).json }
+        switch on {
+        case "rejected":
+            return parent.promise.recover(on: executor) { error throws -> Promise<JSONValue> in
+                if error is CancellationError { throw error }
+                return run(reason(error), "rejected")
+            }
+        case "settled":
+            let outcome = parent.promise
+                .then(on: .inline) { value in ParentOutcome(state: "fulfilled", input: value) }
+                .recover(on: executor) { error throws -> ParentOutcome in
+                    if error is CancellationError { throw error }
+                    return ParentOutcome(state: "rejected", input: reason(error))
+                }
+            return outcome.then(on: executor) { outcome -> Promise<JSONValue> in run(outcome.input, outcome.state) }
+        default:
+            return parent.promise.then(on: executor) { value -> Promise<JSONValue> in run(value, "fulfilled") }
+        }
+    }
+
+    /// Starts `job` with `input` as JSON on stdin; the returned promise settles
+    /// from the process's outcome (``ProcessOutcome/settlement``).
+    func startExec(
+        _ job: ExecJob, input: JSONValue, parentState: String, parentID: String, childID: String
+    ) -> Promise<JSONValue> {
+        if job.cancelled { return Promise(error: CancellationError()) }
+        if let child = job.child, !child.isPending {
+            return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
+        }
+        guard runningProcesses < limits.maxRunningProcesses else {
+            return Promise(error: RemoteRejection(
+                code: RPCError.Code.limitExceeded.rawValue,
+                message: "too many running processes (limit \(limits.maxRunningProcesses))",
+                data: ["limit": "maxRunningProcesses", "value": .int(limits.maxRunningProcesses)]))
+        }
+        var spec = job.spec
+        spec.stdin = input.serialized() + [UInt8(ascii: "\n")]
+        spec.env = ["PROMISE_ID": parentID, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
+            .merging(job.spec.env) { _, chosen in chosen }
+        let result = Promise<JSONValue>()
+        let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
+        runningProcesses += 1
+        do {
+            let process = try services.launch(spec) { [weak self, weak job] outcome in
+                self?.runningProcesses -= 1
+                job?.process = nil
+                self?.logger.debug("Process exited", metadata: metadata.merging(
+                    ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
+                switch outcome.settlement {
+                case .success(let value): result.fulfill(value)
+                case .failure(let rejection): result.reject(rejection)
+                }
+            }
+            // onExit may already have run, inside launch: then there is nothing to keep.
+            if result.isPending { job.process = process }
+            logger.debug("Process started", metadata: metadata)
+        } catch {
+            runningProcesses -= 1
+            logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
+            result.reject(RemoteRejection(
+                code: 127, message: "cannot run \(spec.argv[0]): \(error)",
+                data: ["exitStatus": 127]))
+        }
+        return result
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import Logging
+import Promise
+
+/// The daemon's promises, by id: what the protocol's methods act on.
+///
+/// A remote promise *is* a core `Promise<JSONValue>`: `then` children are
+/// core `then` children, `all`/`any`/`race`/`allSettled` are the core's
+/// combinators, cancellation is the core's `cancel()` with its propagation
+/// rules, and subscriptions, `wait` answers, timeouts and leases hang off core
+/// handlers. The registry adds ids, records, per-connection state and the
+/// loop-side resources (timers and processes from ``LoopServices``).
+///
+/// ## Threading
+///
+/// The registry lives on the daemon's loop thread and is not `Sendable`: call
+/// it only there. Core handlers it installs run on `executor`, which must run
+/// work on that same thread — the loop's executor in the daemon; `.inline` in
+/// unit tests, where the test's thread plays the loop.
+///
+/// ```swift
+/// let registry = Registry(limits: DaemonLimits(), services: loop, executor: loopExecutor, logger: logger)
+/// let dispatcher = Dispatcher(registry: registry, limits: registry.limits, logger: logger)
+/// server.handler = dispatcher
+/// ```
+public final class Registry {
+    /// The bounds it enforces (maxPromises, subscriptions and waiters per
+    /// connection, running processes, process output).
+    public let limits: DaemonLimits
+    let services: any LoopServices
+    let executor: any Executor
+    var logger: Logger
+
+    var entries: [String: RemotePromise] = [:]
+    /// Every promise in creation order, for `list`; forgotten ones linger
+    /// until `forget` compacts it.
+    var order: [RemotePromise] = []
+    var nextSequence = 0
+    var sessions: [UInt64: RegistrySession] = [:]
+    /// Connections subscribed to each id, including ids not created yet.
+    var subscribers: [String: Set<UInt64>] = [:]
+    /// `wait` requests per id, including ids not created yet.
+    var waiters: [String: [Waiter]] = [:]
+    var runningProcesses = 0
+    var nextGeneratedID = 1
+    /// Pushes to send once the current answer is out (see ``runDeferred()``).
+    var deferred: [() -> Void] = []
+    /// Milliseconds since 1970, for `created` and `settled`.
+    var now: () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// - Parameters:
+    ///   - limits: The bounds to enforce.
+    ///   - services: Timers and processes, delivered on the loop thread.
+    ///   - executor: Where core handlers run: must be the loop thread.
+    ///   - logger: For settlements and processes (debug and info levels).
+    public init(limits: DaemonLimits, services: any LoopServices, executor: any Executor, logger: Logger) {
+        self.limits = limits
+        self.services = services
+        self.executor = executor
+        self.logger = logger
+    }
+
+    /// How many promises it holds.
+    public var count: Int { entries.count }
+
+    // MARK: Connections
+
+    /// Starts tracking a connection (its subscriptions, waiters and leases).
+    func connect(_ peer: any RPCPeer) {
+        sessions[peer.connectionID] = RegistrySession(peer: peer)
+    }
+
+    /// Forgets a connection: its waiters are dropped, its subscriptions
+    /// removed, and the pending promises it leased are rejected.
+    func disconnect(_ connectionID: UInt64) {
+        guard let session = sessions.removeValue(forKey: connectionID) else { return }
+        for id in session.subscriptions {
+            removeSubscriber(connectionID, from: id)
+        }
+        for waiter in session.waiters.values {
+            waiter.timer?.cancel()
+            removeWaiter(waiter)
+        }
+        for id in session.leases.sorted() {
+            guard let entry = entries[id] else { continue }
+            let rejection = RemoteRejection(
+                message: "lease expired: the connection that created it closed",
+                data: ["connection": .int(Int(clamping: connectionID))])
+            if entry.promise.reject(rejection) {
+                logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
+            }
+        }
+    }
+
+    /// Sends the pushes queued while answering (e.g. `settled` for a
+    /// subscription to an already settled promise), after the answer itself.
+    func runDeferred() {
+        while !deferred.isEmpty {
+            let work = deferred
+            deferred = []
+            for item in work { item() }
+        }
+    }
+
+    // MARK: Promises
+
+    /// The promise `id`, or -32001.
+    func entry(_ id: String) throws(RPCError) -> RemotePromise {
+        guard let entry = entries[id] else {
+            throw RPCError(.noSuchPromise, "no promise with id \"\(id)\"", data: ["id": .string(id)])
+        }
+        return entry
+    }
+
+    /// Throws -32004 when `count` more promises would pass `limits.maxPromises`.
+    func reserve(_ count: Int = 1) throws(RPCError) {
+        guard entries.count + count <= limits.maxPromises else {
+            throw RPCError(
+                .limitExceeded, "too many promises (limit \(limits.maxPromises))",
+                data: ["limit": "maxPromises", "value": .int(limits.maxPromises)])
+        }
+    }
+
+    /// Picks the id for a new promise: the client's, unless it is taken and
+    /// `ifExists` is "get" (the existing record is returned) or "error" (-32006).
+    /// `existing` is nil when a new promise is to be made under `id`.
+    func claim(_ requested: String?, ifExists: String) throws(RPCError) -> (id: String, existing: RemotePromise?) {
+        guard let requested else { return (generateID(), nil) }
+        if let existing = entries[requested] {
+            if ifExists == "get" { return (requested, existing) }
+            throw RPCError(
+                .alreadyExists, "a promise with id \"\(requested)\" already exists",
+                data: ["id": .string(requested), "state": .string(existing.state)])
+        }
+        return (requested, nil)
+    }
+
+    /// A fresh daemon-made id ("p1", "p2", …), skipping ids in use or awaited.
+    func generateID() -> String {
+        while true {
+            let id = "p\(nextGeneratedID)"
+            nextGeneratedID += 1
+            if entries[id] == nil && waiters[id] == nil && subscribers[id] == nil { return id }
+        }
+    }
+
+    /// Adds `promise` under `id` and hangs the registry's observers on it.
+    @discardableResult
+    func register(
+        _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
+        inputIDs: [String]? = nil, name: String? = nil
+    ) -> RemotePromise {
+        let entry = RemotePromise(
+            id: id, promise: promise, kind: kind, sequence: nextSequence, parentID: parentID,
+            inputIDs: inputIDs, name: name, created: now())
+        nextSequence += 1
+        entries[id] = entry
+        order.append(entry)
+        if let parentID { entries[parentID]?.childIDs.append(id) }
+        promise.name = id
+        let registry = WeakLoopBound(self)
+        let boxed = LoopBound(entry)
+        // Observers, not children: they leave the core's cancellation rules as they are.
+        promise.onSettled(on: executor) { _ in registry.value?.didSettle(boxed.value) }
+        promise.onProgress(on: executor) { fraction in registry.value?.didProgress(boxed.value, fraction) }
+        logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
+        return entry
+    }
+
+    /// The record of `entry`, now.
+    func record(_ entry: RemotePromise) -> JSONValue {
+        entry.record(now: now())
+    }
+
+    // MARK: Settlement and progress
+
+    /// Runs (on the loop) once `entry` has settled: stops its timer, ends its
+    /// lease, answers its waiters and tells its subscribers.
+    func didSettle(_ entry: RemotePromise) {
+        guard !entry.settlementHandled else { return }
+        entry.settlementHandled = true
+        if entry.settled == nil { entry.settled = now() }
+        entry.timeoutTimer?.cancel()
+        entry.timeoutTimer = nil
+        if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
+        let record = entry.record(now: now())
+        logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
+        if let waiting = waiters.removeValue(forKey: entry.id) {
+            for waiter in waiting {
+                sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
+                waiter.timer?.cancel()
+                waiter.answer(.success(record))
+            }
+        }
+        if let connections = subscribers.removeValue(forKey: entry.id) {
+            for connectionID in connections.sorted() {
+                guard let session = sessions[connectionID] else { continue }
+                session.subscriptions.remove(entry.id)
+                session.push("settled", record)
+            }
+        }
+    }
+
+    /// Runs (on the loop) when `entry`'s progress moves: tells its subscribers.
+    func didProgress(_ entry: RemotePromise, _ fraction: Double) {
+        guard entry.promise.isPending, let connections = subscribers[entry.id] else { return }
+        var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
+        if let message = entry.progressMessage { params["message"] = .string(message) }
+        for connectionID in connections.sorted() {
+            sessions[connectionID]?.push("progress", .object(params))
+        }
+    }
+
+    func removeSubscriber(_ connectionID: UInt64, from id: String) {
+        guard var connections = subscribers[id] else { return }
+        connections.remove(connectionID)
+        subscribers[id] = connections.isEmpty ? nil : connections
+    }
+
+    func removeWaiter(_ waiter: Waiter) {
+        guard var list = waiters[waiter.promiseID] else { return }
+        list.removeAll { $0 === waiter }
+        waiters[waiter.promiseID] = list.isEmpty ? nil : list
+    }
+}
+
+@available(*, unavailable)
+extension Registry: Sendable {}

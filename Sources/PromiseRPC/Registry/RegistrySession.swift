@@ -1,0 +1,51 @@
+/// What the registry holds for one connection: where its notifications go,
+/// and what must be undone when it closes. Loop thread only.
+final class RegistrySession {
+    let peer: any RPCPeer
+    /// Ids this connection is subscribed to (existing or not yet created).
+    var subscriptions: Set<String> = []
+    /// Its pending `wait` requests.
+    var waiters: [ObjectIdentifier: Waiter] = [:]
+    /// Pending promises it created with `lease: true`.
+    var leases: Set<String> = []
+
+    init(peer: any RPCPeer) {
+        self.peer = peer
+    }
+
+    /// Sends a notification; a peer that is gone or cut off just misses it.
+    func push(_ method: String, _ params: JSONValue) {
+        guard peer.isOpen else { return }
+        peer.send(JSONRPCResponse.notification(method, params).serialized())
+    }
+}
+
+/// A `wait` request not yet answered: for a pending promise, or for an id
+/// that does not exist yet. Loop thread only.
+final class Waiter {
+    let promiseID: String
+    let connectionID: UInt64
+    let answer: (Result<JSONValue, RPCError>) -> Void
+    var timer: (any ScheduledTimer)?
+
+    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<JSONValue, RPCError>) -> Void) {
+        self.promiseID = promiseID
+        self.connectionID = connectionID
+        self.answer = answer
+    }
+}
+
+/// A registry method call: who makes it, and where an answer that cannot be
+/// given at once goes.
+struct RegistryCall {
+    let connectionID: UInt64
+    /// Takes the answer of a method that answers later (`wait`); nil for a
+    /// notification, which gets no answer.
+    let answerLater: ((Result<JSONValue, RPCError>) -> Void)?
+}
+
+@available(*, unavailable)
+extension RegistrySession: Sendable {}
+
+@available(*, unavailable)
+extension Waiter: Sendable {}

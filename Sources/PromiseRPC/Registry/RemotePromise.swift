@@ -1,0 +1,112 @@
+import Promise
+
+/// One remote promise as the registry keeps it: the core promise that *is*
+/// the remote promise, plus what the protocol shows about it (id, name,
+/// parent, children, timestamps) and the loop-side resources it holds (its
+/// timeout timer, its lease, its exec process). Loop thread only.
+final class RemotePromise {
+    /// How the promise came to be, for its record's `kind`.
+    enum Kind: Equatable {
+        case created
+        case then(on: String, exec: Bool)
+        case combinator(String)
+
+        var name: String {
+            switch self {
+            case .created: "created"
+            case .then: "then"
+            case .combinator(let method): method
+            }
+        }
+    }
+
+    let id: String
+    let promise: Promise<JSONValue>
+    let kind: Kind
+    /// Position in creation order, for `list` cursors.
+    let sequence: Int
+    /// The id of the promise this one follows (`then`), if any.
+    let parentID: String?
+    /// The inputs of a combinator, by index: AggregateError reasons name them.
+    let inputIDs: [String]?
+    var name: String?
+    var childIDs: [String] = []
+    /// Milliseconds since 1970.
+    let created: Int64
+    var settled: Int64?
+    /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
+    var settlementHandled = false
+    var progressMessage: String?
+    var timeoutMilliseconds: UInt64?
+    var timeoutTimer: (any ScheduledTimer)?
+    /// The connection whose closing rejects this promise while pending.
+    var leaseHolder: UInt64?
+    /// The command of a `then … exec` child.
+    var job: ExecJob?
+
+    init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
+         inputIDs: [String]?, name: String?, created: Int64) {
+        self.id = id
+        self.promise = promise
+        self.kind = kind
+        self.sequence = sequence
+        self.parentID = parentID
+        self.inputIDs = inputIDs
+        self.name = name
+        self.created = created
+    }
+
+    /// The protocol state: `pending`, `fulfilled`, `rejected` or `cancelled`.
+    var state: String {
+        switch promise.result {
+        case nil: "pending"
+        case .success?: "fulfilled"
+        case .failure(let error)?: error is CancellationError ? "cancelled" : "rejected"
+        }
+    }
+
+    /// The reason of a rejected or cancelled promise.
+    func reason(for error: any Error) -> RemoteRejection {
+        var rejection = RemoteRejection(describing: error, inputIDs: inputIDs)
+        if let timeoutMilliseconds, (error as? PromiseError) == .timedOut {
+            rejection.message = "timed out after \(timeoutMilliseconds) ms"
+            rejection.data = ["timeoutMs": .int(Int(clamping: timeoutMilliseconds))]
+        }
+        return rejection
+    }
+
+    /// The record, as every method returns it (docs/PROTOCOL.md, "The promise record").
+    /// `now` stamps `settled` when the registry has not yet seen the settlement.
+    func record(now: Int64) -> JSONValue {
+        let result = promise.result
+        if result != nil && settled == nil { settled = now }
+        var members: [String: JSONValue] = [
+            "id": .string(id),
+            "state": .string(state),
+            "parent": parentID.map(JSONValue.string) ?? .null,
+            "name": name.map(JSONValue.string) ?? .null,
+            "kind": .string(kind.name),
+            "children": .array(childIDs.map(JSONValue.string)),
+            "progress": .double(promise.progress),
+            "created": .int(Int(created)),
+            "settled": settled.map { .int(Int($0)) } ?? .null,
+        ]
+        switch result {
+        case .success(let value)?: members["value"] = value
+        case .failure(let error)?: members["reason"] = reason(for: error).json
+        case nil: break
+        }
+        if let inputIDs { members["inputs"] = .array(inputIDs.map(JSONValue.string)) }
+        if let progressMessage { members["progressMessage"] = .string(progressMessage) }
+        if case .then(let on, let exec) = kind {
+            members["on"] = .string(on)
+            if exec, let job { members["exec"] = .array(job.spec.argv.map(JSONValue.string)) }
+        }
+        if let timeoutMilliseconds { members["timeoutMs"] = .int(Int(clamping: timeoutMilliseconds)) }
+        if leaseHolder != nil { members["lease"] = true }
+        return .object(members)
+    }
+}
+
+@available(*, unavailable)
+extension RemotePromise: Sendable {}
