@@ -27,7 +27,7 @@ test: deps test-debug test-tsan
 
 test-debug:
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
+	$(SWIFT) test --skip-build
 
 # The core's lock is built on atomics that TSan sees (not on
 # Synchronization.Mutex, which it cannot see on Linux), so a report here
@@ -36,6 +36,10 @@ test-tsan:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread \
 		--scratch-path $(TSAN_SCRATCH) --filter 'PromiseTests'
+
+# Release-built benchmarks; writes bench/results.json and bench/results.md.
+bench: deps
+	scripts/bench.sh
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH)

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Any JSON value: what a remote promise holds, and what travels on the wire.
 ///
 /// Integers that fit `Int` stay integers (`.int`), so ids and counters round-trip
@@ -21,14 +19,15 @@ public enum JSONValue: Sendable, Hashable {
 }
 
 extension JSONValue {
-    /// Parses one JSON text (RFC 8259, UTF-8). Throws for anything else,
-    /// including invalid UTF-8 and nesting deeper than Foundation's limit.
-    public init(parsing bytes: some Collection<UInt8>) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    /// Parses one JSON text (RFC 8259, UTF-8), strictly: anything else —
+    /// trailing commas, invalid UTF-8, nesting deeper than 512 levels —
+    /// throws a ``JSONParseError``.
+    public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
+        self = try JSONParser.parse(bytes)
     }
 
     /// Parses a JSON text given as a string.
-    public init(parsing text: String) throws {
+    public init(parsing text: String) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8))
     }
 

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+private let posixClose = Glibc.close
+private let posixRead = Glibc.read
+#elseif canImport(Darwin)
+import Darwin
+private let posixClose = Darwin.close
+private let posixRead = Darwin.read
+#endif
+
+/// A connected, blocking `AF_UNIX` stream socket with deadline-bounded reads.
+///
+/// Written by hand on plain POSIX calls: the client is a short-lived, blocking
+/// command-line helper, and an event-loop library (swift-nio, libuv) would add a
+/// thread and a dependency for a handful of `connect`/`send`/`poll`/`read` calls.
+final class BlockingUnixSocket {
+    private(set) var fileDescriptor: Int32
+
+    /// Connects to the socket at `path`.
+    init(connectingTo path: String) throws(PromiseClientError) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !pathBytes.isEmpty, pathBytes.count < capacity else {
+            throw PromiseClientError(
+                .socketPathTooLong,
+                "socket path \(path) is empty or longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+
+        #if canImport(Glibc)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw PromiseClientError.systemCall("socket", errno: errno) }
+
+        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+        }
+        if rc != 0 {
+            let err = errno
+            _ = posixClose(fd)
+            throw PromiseClientError.connectFailed(path: path, errno: err)
+        }
+        fileDescriptor = fd
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { fileDescriptor >= 0 }
+
+    func close() {
+        if fileDescriptor >= 0 {
+            _ = posixClose(fileDescriptor)
+            fileDescriptor = -1
+        }
+    }
+
+    /// Stops sending; the peer sees end of input while we can still read.
+    func shutdownWrite() {
+        if fileDescriptor >= 0 { _ = shutdown(fileDescriptor, Int32(SHUT_WR)) }
+    }
+
+    /// Writes all of `bytes`, blocking until the kernel took them.
+    func writeAll(_ bytes: [UInt8]) throws(PromiseClientError) {
+        guard fileDescriptor >= 0 else {
+            throw PromiseClientError(.connectionClosed, "the connection to the daemon is closed")
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                send(fileDescriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                let err = errno
+                if err == EINTR { continue }
+                if err == EPIPE || err == ECONNRESET {
+                    throw PromiseClientError(.connectionClosed, "the daemon closed the connection", errno: err)
+                }
+                throw PromiseClientError.systemCall("send", errno: err)
+            }
+            offset += written
+        }
+    }
+
+    /// Reads what is available, waiting until `deadline` (nil: forever).
+    /// Returns nil on timeout and an empty array at end of input.
+    func read(maximum: Int = 65_536, deadline: ContinuousClock.Instant?) throws(PromiseClientError) -> [UInt8]? {
+        guard fileDescriptor >= 0 else { return [] }
+        while true {
+            var descriptor = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Self.pollMilliseconds(until: deadline))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw PromiseClientError.systemCall("poll", errno: errno)
+            }
+            if ready == 0 {
+                if let deadline, ContinuousClock.now >= deadline { return nil }
+                continue
+            }
+            var buffer = [UInt8](repeating: 0, count: maximum)
+            let count = buffer.withUnsafeMutableBytes { posixRead(fileDescriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                let err = errno
+                if err == EINTR || err == EAGAIN { continue }
+                if err == ECONNRESET { return [] }
+                throw PromiseClientError.systemCall("read", errno: err)
+            }
+            buffer.removeSubrange(count...)
+            return buffer
+        }
+    }
+
+    /// The `poll(2)` timeout for a deadline: -1 waits forever; long waits are
+    /// cut into slices so a far deadline cannot overflow an `Int32`.
+    private static func pollMilliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(min(milliseconds, 60_000))
+    }
+}

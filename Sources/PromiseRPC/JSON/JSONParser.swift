@@ -1,0 +1,289 @@
+/// A strict RFC 8259 parser from UTF-8 bytes to ``JSONValue``.
+///
+/// Written by hand rather than using Foundation's `JSONDecoder`, for two
+/// measured reasons: decoding through `Codable` was most of the daemon's CPU
+/// time per request (about 30 µs for a `get` in a release build), and
+/// Foundation accepts text that is not JSON (a trailing comma in `[1,]`),
+/// which a protocol server must refuse.
+///
+/// Limits: nesting deeper than ``maximumDepth`` is refused rather than
+/// recursed into, so hostile input cannot exhaust the stack; strings must be
+/// valid UTF-8 without raw control characters, and `\u` escapes must pair
+/// surrogates. A number that is a whole value within ±2^53 (such as `7`,
+/// `1e3` or `2.0`) becomes `.int`, a whole literal up to `Int.max` stays
+/// exact, and every other number is a `.double`.
+struct JSONParser {
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    private var depth = 0
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer) }
+        }
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer) }
+        }.get()
+    }
+
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(buffer)
+        parser.skipWhitespace()
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the value") }
+        return value
+    }
+
+    // MARK: Values
+
+    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func parseObject() throws(JSONParseError) -> JSONValue {
+        try enter()
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if consume(UInt8(ascii: "}")) {
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard consume(UInt8(ascii: ":")) else { throw error("expected ':'") }
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            if consume(UInt8(ascii: ",")) { continue }
+            guard consume(UInt8(ascii: "}")) else { throw error("expected ',' or '}'") }
+            depth -= 1
+            return .object(members)
+        }
+    }
+
+    private mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        try enter()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if consume(UInt8(ascii: "]")) {
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            if consume(UInt8(ascii: ",")) { continue }
+            guard consume(UInt8(ascii: "]")) else { throw error("expected ',' or ']'") }
+            depth -= 1
+            return .array(elements)
+        }
+    }
+
+    private mutating func enter() throws(JSONParseError) {
+        depth += 1
+        guard depth <= JSONParser.maximumDepth else {
+            throw error("nesting deeper than \(JSONParser.maximumDepth) levels")
+        }
+    }
+
+    // MARK: Strings
+
+    private mutating func parseString() throws(JSONParseError) -> String {
+        index += 1  // the opening quote
+        let start = index
+        // Fast path: no escapes, so the bytes are the string.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try validated(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw error("raw control character in a string") }
+            index += 1
+        }
+        var unescaped = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return try unescaped.withUnsafeBufferPointer { buffer throws(JSONParseError) in try validated(buffer) }
+            case UInt8(ascii: "\\"):
+                index += 1
+                try parseEscape(into: &unescaped)
+            case ..<0x20:
+                throw error("raw control character in a string")
+            default:
+                unescaped.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func parseEscape(into out: inout [UInt8]) throws(JSONParseError) {
+        guard index < bytes.count else { throw error("unterminated escape") }
+        let byte = bytes[index]
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+        case UInt8(ascii: "/"): out.append(UInt8(ascii: "/"))
+        case UInt8(ascii: "b"): out.append(0x08)
+        case UInt8(ascii: "f"): out.append(0x0C)
+        case UInt8(ascii: "n"): out.append(UInt8(ascii: "\n"))
+        case UInt8(ascii: "r"): out.append(UInt8(ascii: "\r"))
+        case UInt8(ascii: "t"): out.append(UInt8(ascii: "\t"))
+        case UInt8(ascii: "u"):
+            var scalar = UInt32(try parseHex4())
+            if (0xD800...0xDBFF).contains(scalar) {
+                guard consume(UInt8(ascii: "\\")), consume(UInt8(ascii: "u")) else {
+                    throw error("unpaired surrogate in \\u escape")
+                }
+                let low = UInt32(try parseHex4())
+                guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate in \\u escape") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw error("unpaired surrogate in \\u escape")
+            }
+            out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+        default:
+            throw error("invalid escape")
+        }
+    }
+
+    private mutating func parseHex4() throws(JSONParseError) -> UInt16 {
+        guard index + 4 <= bytes.count else { throw error("short \\u escape") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private func validated(_ utf8: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> String {
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+        return text
+    }
+
+    // MARK: Numbers
+
+    private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = index
+        let negative = consume(UInt8(ascii: "-"))
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+        // Accumulate the integer part exactly while it fits.
+        var magnitude: UInt64 = 0
+        var exact = true
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) {
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                if overflow1 || overflow2 { exact = false } else { magnitude = sum }
+                index += 1
+            }
+        }
+        var isInteger = true
+        if consume(UInt8(ascii: ".")) {
+            isInteger = false
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            _ = consume(UInt8(ascii: "+")) || consume(UInt8(ascii: "-"))
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected in exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if isInteger, exact {
+            if negative, magnitude <= UInt64(Int.max) + 1 { return .int(Int(truncatingIfNeeded: 0 &- magnitude)) }
+            if !negative, magnitude <= UInt64(Int.max) { return .int(Int(magnitude)) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let double = Double(text), double.isFinite else { throw error("number out of range") }
+        if double.rounded() == double, abs(double) <= 9_007_199_254_740_992 { return .int(Int(double)) }
+        return .double(double)
+    }
+
+    // MARK: Bytes
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func expect(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw error("unexpected end of input") }
+        let matches = literal.withUTF8Buffer { expected in
+            (0..<count).allSatisfy { bytes[index + $0] == expected[$0] }
+        }
+        guard matches else { throw error("unexpected character") }
+        index += count
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): index += 1
+            default: return
+            }
+        }
+    }
+
+    private func error(_ message: String) -> JSONParseError {
+        JSONParseError(message: message, offset: index)
+    }
+}
+
+/// Why a text is not JSON, and at which byte.
+public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    /// Byte offset in the input where parsing stopped.
+    public let offset: Int
+
+    public var description: String { "\(message) at byte \(offset)" }
+}

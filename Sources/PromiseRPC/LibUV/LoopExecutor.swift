@@ -1,0 +1,91 @@
+internal import CLibUV
+import Foundation
+public import Promise
+
+/// Runs work on the daemon's libuv loop thread, in submission order.
+///
+/// Any thread may submit. Work goes into a queue; the first submission into
+/// an empty queue wakes the loop (`uv_async_send`), and the loop runs the
+/// whole queue on its next wake-up. Work submitted from the loop thread
+/// itself is queued too, never run on the caller's stack, so a handler that
+/// settles a promise cannot re-enter the code that settled it.
+///
+/// ```swift
+/// promise.then(on: server.executor) { value in
+///     peer.send(answer(value))  // on the loop thread, where peers live
+/// }
+/// ```
+///
+/// Work submitted after the loop has shut down is dropped.
+public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue`, `wakeUp`, `isShutDown`, `loopThread`; `spare` is touched by the loop thread only.
+    private let lock = NSLock()
+    private var queue: [@Sendable () -> Void] = []
+    private var wakeUp: UnsafeMutablePointer<uv_async_t>?
+    private var isShutDown = false
+    private var spare: [@Sendable () -> Void] = []
+    private var loopThread: pthread_t?
+
+    init() {
+        queue.reserveCapacity(64)
+        spare.reserveCapacity(64)
+    }
+
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isShutDown else { return }
+        queue.append(work)
+        // One wake-up per batch. Sent under the lock so that `shutDown()`
+        // cannot free the handle between the check and the send.
+        if queue.count == 1, let wakeUp {
+            uv_async_send(wakeUp)
+        }
+    }
+
+    /// True when called on the loop thread.
+    public var isLoopThread: Bool {
+        lock.lock()
+        let loopThread = self.loopThread
+        lock.unlock()
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+
+    /// Connects the executor to its loop's wake-up handle. Called once, on
+    /// the loop thread, before the loop runs.
+    func attach(_ async: UVAsync) {
+        lock.lock()
+        loopThread = pthread_self()
+        wakeUp = async.asyncPointer
+        if !queue.isEmpty {
+            uv_async_send(async.asyncPointer)
+        }
+        lock.unlock()
+    }
+
+    /// Runs every queued item. Called by the loop on each wake-up.
+    func drain() {
+        lock.lock()
+        swap(&queue, &spare)
+        lock.unlock()
+        for work in spare {
+            work()
+        }
+        spare.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs what is queued, then stops accepting work, before the wake-up
+    /// handle is closed. Loop thread only.
+    func shutDown() {
+        drain()
+        lock.lock()
+        isShutDown = true
+        wakeUp = nil
+        let leftover = queue
+        queue = []
+        lock.unlock()
+        for work in leftover {
+            work()
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Glibc
+
+/// A process started for `then … exec`: its stdin is fed then closed, its
+/// stdout kept up to a limit, the end of its stderr kept up to the same
+/// limit. Loop-thread only.
+///
+/// `onExit` runs once, after the process has exited and both output pipes
+/// reached their end, or ``outputGraceMilliseconds`` after the exit if a
+/// background grandchild still holds them open (the outcome must not wait
+/// for a process the daemon did not start).
+final class ChildProcess: RunningProcess {
+    /// How long output may still arrive after the process exited.
+    static let outputGraceMilliseconds: UInt64 = 250
+
+    let pid: Int32
+    private let process: UVProcess
+    private let stdin: UVPipe
+    private let stdout: UVPipe
+    private let stderr: UVPipe
+    private let stdinBytes = UVWriteBuffer()
+    private let limit: Int
+    private var stdoutBytes: [UInt8] = []
+    private var stdoutTruncated = false
+    private var stderrBytes: [UInt8] = []
+    private var openOutputs = 2
+    private var exit: (status: Int64, signal: Int32)?
+    private var graceTimer: UVTimer?
+    private var onExit: ((ProcessOutcome) -> Void)?
+    private let loop: UVLoop
+    /// Told when the process is done, so that its owner can forget it.
+    private let onFinished: (ChildProcess) -> Void
+
+    /// Starts `spec.argv` with `environment` (the whole environment, `NAME=value`).
+    ///
+    /// - Throws: `UVError` when the program cannot be started (not found,
+    ///   not executable, `cwd` missing); `onExit` is then never called.
+    init(
+        loop: UVLoop,
+        spec: ProcessSpec,
+        environment: [String],
+        onExit: @escaping (ProcessOutcome) -> Void,
+        onFinished: @escaping (ChildProcess) -> Void
+    ) throws(UVError) {
+        self.loop = loop
+        limit = max(0, spec.outputLimit)
+        self.onExit = onExit
+        self.onFinished = onFinished
+        var pipes: [UVPipe] = []
+        do {
+            for _ in 0..<3 { pipes.append(try UVPipe(loop: loop)) }
+        } catch {
+            pipes.forEach { $0.close() }
+            throw error
+        }
+        stdin = pipes[0]
+        stdout = pipes[1]
+        stderr = pipes[2]
+        var exited: ((Int64, Int32) -> Void)?
+        do {
+            process = try UVProcess.spawn(
+                loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd,
+                stdin: stdin, stdout: stdout, stderr: stderr,
+                onExit: { status, signal in exited?(status, signal) })
+        } catch {
+            pipes.forEach { $0.close() }
+            throw error
+        }
+        pid = process.pid
+        exited = { [unowned self] status, signal in processExited(status: status, signal: signal) }
+
+        feedStdin(spec.stdin)
+        startReading(stdout) { [unowned self] bytes in keepStdout(bytes) }
+        startReading(stderr) { [unowned self] bytes in keepStderr(bytes) }
+    }
+
+    /// SIGTERM to the process group now, SIGKILL to the group after
+    /// `graceMilliseconds`. The SIGKILL is sent even if the leader has gone
+    /// by then, since grandchildren may remain in its group.
+    func terminate(graceMilliseconds: UInt64) {
+        guard onExit != nil else { return }
+        let pid = self.pid
+        _ = Glibc.kill(-pid, SIGTERM)
+        guard let timer = try? UVTimer(loop: loop) else {
+            _ = Glibc.kill(-pid, SIGKILL)
+            return
+        }
+        timer.start(afterMilliseconds: graceMilliseconds) { [timer] in
+            _ = Glibc.kill(-pid, SIGKILL)
+            timer.close()
+        }
+    }
+
+    /// Immediate SIGKILL to the group, for a daemon that is stopping.
+    func forceKill() {
+        _ = Glibc.kill(-pid, SIGKILL)
+    }
+
+    private func feedStdin(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else {
+            stdin.close()
+            return
+        }
+        bytes.withUnsafeBytes { stdinBytes.append($0) }
+        do {
+            // `self` keeps the buffer alive until the write completes or is cancelled.
+            try stdin.write(stdinBytes.bytes) { [stdin] _ in
+                stdin.close()  // EOF for the child; EPIPE (it did not read) is not an error
+            }
+        } catch {
+            stdin.close()
+        }
+    }
+
+    private func startReading(_ pipe: UVPipe, _ keep: @escaping (UnsafeRawBufferPointer) -> Void) {
+        do {
+            try pipe.startReading(onRead: keep, onEnd: { [unowned self] _ in outputEnded(pipe) })
+        } catch {
+            outputEnded(pipe)
+        }
+    }
+
+    private func keepStdout(_ bytes: UnsafeRawBufferPointer) {
+        let room = limit - stdoutBytes.count
+        if bytes.count > room {
+            stdoutTruncated = true
+            if room > 0 { stdoutBytes.append(contentsOf: bytes.prefix(room)) }
+        } else {
+            stdoutBytes.append(contentsOf: bytes)
+        }
+    }
+
+    private func keepStderr(_ bytes: UnsafeRawBufferPointer) {
+        stderrBytes.append(contentsOf: bytes)
+        // Trim in large steps so that keeping the tail stays linear.
+        if stderrBytes.count > 2 * limit + 4096 {
+            stderrBytes.removeFirst(stderrBytes.count - limit)
+        }
+    }
+
+    private func outputEnded(_ pipe: UVPipe) {
+        pipe.close()
+        openOutputs -= 1
+        if openOutputs == 0, exit != nil { finish() }
+    }
+
+    private func processExited(status: Int64, signal: Int32) {
+        exit = (status, signal)
+        if openOutputs == 0 {
+            finish()
+            return
+        }
+        graceTimer = try? UVTimer(loop: loop)
+        if let graceTimer {
+            graceTimer.start(afterMilliseconds: Self.outputGraceMilliseconds) { [unowned self] in finish() }
+        } else {
+            finish()
+        }
+    }
+
+    private func finish() {
+        guard let exit, let onExit else { return }
+        self.onExit = nil
+        graceTimer?.close()
+        graceTimer = nil
+        stdout.close()
+        stderr.close()
+        stdin.close()
+        process.close()
+        if stderrBytes.count > limit {
+            stderrBytes.removeFirst(stderrBytes.count - limit)
+        }
+        let outcome = ProcessOutcome(
+            exitStatus: exit.signal != 0 ? 128 + exit.signal : Int32(truncatingIfNeeded: exit.status),
+            signal: exit.signal != 0 ? exit.signal : nil,
+            stdout: stdoutBytes,
+            stderr: stderrBytes,
+            stdoutTruncated: stdoutTruncated)
+        stdoutBytes = []
+        stderrBytes = []
+        onFinished(self)
+        onExit(outcome)
+    }
+}
+
+@available(*, unavailable)
+extension ChildProcess: Sendable {}

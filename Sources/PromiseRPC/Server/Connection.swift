@@ -1,0 +1,293 @@
+import Logging
+
+/// One accepted client of the daemon. Loop-thread only.
+///
+/// Reading: bytes → ``LineFramer`` → `handler.handle(line:from:)`, one call
+/// per line, in order. A line over `DaemonLimits.maxLineBytes` gets one
+/// -32004 error line, then the connection closes once that line is written.
+///
+/// Writing never blocks the loop: ``send(_:)`` appends the message and a
+/// newline to the connection's output buffer, and the ``FlushQueue`` writes
+/// the buffer before the loop next sleeps: `uv_try_write` first, and what
+/// the socket does not take in one `uv_write`; whatever is sent while that
+/// write is in flight leaves in one write when it completes. When more than
+/// `DaemonLimits.maxOutputBufferBytes` are already waiting at the time of a
+/// send, the client is not reading: it is cut off (closed, logged). One
+/// answer larger than the limit is still accepted for a client that reads,
+/// so memory stays bounded by the limit plus one message.
+///
+/// Back-pressure: once half that limit waits for a client, the connection
+/// stops reading its requests until everything is written. A client that
+/// pipelines requests faster than it reads answers is slowed down, not cut
+/// off; answers it did not ask for (notifications) still count towards the
+/// cut-off.
+///
+/// End of stream from the client (it shut down its writing side): the
+/// connection stops reading but stays open for writing, because answers to
+/// its requests (a `wait`, a subscription) may still come. It closes when the
+/// client closes its side too (`POLLHUP`, checked at once and then every
+/// ``hangUpPollMilliseconds``), when a write fails, or when the daemon stops.
+///
+/// The handler's `connectionClosed` is called exactly once per opened
+/// connection, from libuv's close callback (never from inside `send` or
+/// `handle`).
+final class Connection: RPCPeer {
+    /// Lifecycle; only ever moves down this list.
+    enum State: Comparable {
+        /// Reading and writing.
+        case active
+        /// The client shut down its writing side; answers still go out.
+        case readClosed
+        /// Nothing more is accepted; closes once queued bytes are written.
+        case closingAfterFlush
+        case closed
+    }
+
+    /// How often a half-closed connection checks whether the client is fully gone.
+    static let hangUpPollMilliseconds: UInt64 = 200
+    /// How long a closing connection waits for a client to read its last bytes.
+    static let flushTimeoutMilliseconds: UInt64 = 5_000
+
+    let connectionID: UInt64
+    private(set) var state: State = .active
+    /// Set once the peer passed the uid check and `connectionOpened` was called.
+    private(set) var handler: (any RPCHandler)?
+    /// True once `connectionOpened` was called (stays true after closing).
+    private(set) var wasOpened = false
+    private let pipe: UVPipe
+    private var framer: LineFramer
+    private let maxOutputBufferBytes: Int
+    private var logger: Logger
+    /// Bytes sent and not yet handed to the socket.
+    private var queued = UVWriteBuffer()
+    /// Bytes of the one `uv_write` in flight (it started at some offset).
+    private var writing = UVWriteBuffer()
+    private var isFlushScheduled = false
+    private let flushQueue: FlushQueue
+    /// Reading stops while this many bytes wait for the client (half the cut-off limit).
+    private let pauseThreshold: Int
+    private var isReadPaused = false
+    private var timer: UVTimer?
+
+    private static let newline: StaticString = "\n"
+    private static var newlineBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: newline.utf8Start, count: 1)
+    }
+
+    init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
+         onClosed: @escaping (Connection) -> Void) {
+        connectionID = id
+        self.pipe = pipe
+        self.flushQueue = flushQueue
+        framer = LineFramer(maxLineBytes: limits.maxLineBytes)
+        maxOutputBufferBytes = limits.maxOutputBufferBytes
+        pauseThreshold = max(1, limits.maxOutputBufferBytes / 2)
+        self.logger = logger
+        self.logger[metadataKey: "connection.id"] = "\(id)"
+        // The closure holds the connection until libuv is done with the
+        // pipe; the pipe drops the closure after calling it.
+        pipe.onClose = { [self] in
+            let handler = self.handler
+            self.handler = nil
+            onClosed(self)
+            handler?.connectionClosed(self)
+        }
+    }
+
+    var isOpen: Bool { state <= .readClosed }
+
+    /// The uid of the client process, or nil if the socket cannot tell.
+    var peerUID: UInt32? { try? pipe.peerUID() }
+
+    /// Hands the connection to `handler` and starts reading.
+    func open(handler: any RPCHandler) {
+        guard state == .active else { return }
+        self.handler = handler
+        wasOpened = true
+        handler.connectionOpened(self)
+        guard state == .active else { return }
+        do {
+            try pipe.startReading(onRead: { [unowned self] bytes in
+                received(bytes)
+            }, onEnd: { [unowned self] error in
+                readDidEnd(error)
+            })
+        } catch {
+            logger.debug("Could not read from connection", metadata: ["error": "\(error)"])
+            close()
+        }
+    }
+
+    // MARK: Reading
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard state == .active else { return }
+        do {
+            try framer.feed(bytes) { line in
+                // A handler may have cut this connection off while answering an earlier line.
+                guard state == .active, let handler else { return }
+                handler.handle(line: line, from: self)
+            }
+        } catch {
+            logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
+            reject(RPCError(.limitExceeded, "line too long: more than \(error.limit) bytes",
+                            data: .object(["maxLineBytes": .int(error.limit)])))
+        }
+    }
+
+    private func readDidEnd(_ error: UVError?) {
+        guard state == .active else { return }
+        if let error {
+            logger.debug("Connection read failed", metadata: ["error": "\(error)"])
+            close()
+            return
+        }
+        if let last = framer.finish(), let handler {
+            handler.handle(line: last, from: self)
+        }
+        guard state == .active else { return }
+        state = .readClosed
+        if pipe.peerHasHungUp {
+            close()
+            return
+        }
+        startTimer(every: Self.hangUpPollMilliseconds) { [unowned self] in
+            if pipe.peerHasHungUp { close() }
+        }
+    }
+
+    // MARK: Writing
+
+    @discardableResult
+    func send(_ message: [UInt8]) -> Bool {
+        guard isOpen else { return false }
+        let backlog = queued.count + pipe.writeQueueSize
+        if backlog > maxOutputBufferBytes {
+            logger.info("Cutting off a client that does not read its answers",
+                           metadata: ["queued.bytes": "\(backlog)", "limit": "\(maxOutputBufferBytes)"])
+            close()
+            return false
+        }
+        message.withUnsafeBytes { queued.append($0) }
+        queued.append(Self.newlineBytes)
+        if !isReadPaused && state == .active && backlog + message.count + 1 > pauseThreshold {
+            // Answers pile up faster than the client reads them: stop taking
+            // requests until they are out (a pipelining client is slowed down,
+            // not cut off).
+            isReadPaused = true
+            pipe.pauseReading()
+        }
+        if !isFlushScheduled && !pipe.isWriting {
+            isFlushScheduled = true
+            flushQueue.schedule(self)
+        }
+        return true
+    }
+
+    /// Sends one error line with a null id, then closes once it is written:
+    /// for clients that are refused or whose stream cannot be framed.
+    func reject(_ error: RPCError) {
+        guard isOpen else { return }
+        let answer: JSONValue = .object(["jsonrpc": "2.0", "id": .null, "error": error.json])
+        send(answer.serialized())
+        closeAfterFlush()
+    }
+
+    /// Stops reading, writes what is queued (for at most
+    /// `timeoutMilliseconds`), then closes.
+    func closeAfterFlush(timeoutMilliseconds: UInt64 = Connection.flushTimeoutMilliseconds) {
+        guard isOpen else { return }
+        state = .closingAfterFlush
+        pipe.stopReading()
+        flush()
+        guard state != .closed else { return }
+        startTimer(every: 0, after: timeoutMilliseconds) { [unowned self] in
+            logger.debug("Closing connection: queued answers not read in time")
+            close()
+        }
+    }
+
+    /// Hands the queued bytes to the socket: as much as it takes at once
+    /// (`uv_try_write`), the rest in one `uv_write`. Called by the
+    /// ``FlushQueue`` before the loop sleeps, and when a write completes.
+    func flush() {
+        isFlushScheduled = false
+        guard state != .closed, !pipe.isWriting else { return }
+        if queued.isEmpty {
+            drained()
+            return
+        }
+        do {
+            let written = try pipe.tryWrite(queued.bytes)
+            if written == queued.count {
+                queued.removeAll()
+                drained()
+                return
+            }
+            swap(&writing, &queued)
+            queued.removeAll()
+            try pipe.write(UnsafeRawBufferPointer(rebasing: writing.bytes[written...])) { [unowned self] error in
+                didWrite(error)
+            }
+        } catch {
+            logger.debug("Connection write failed", metadata: ["error": "\(error)"])
+            close()
+        }
+    }
+
+    /// Everything sent so far is in the socket.
+    private func drained() {
+        if state == .closingAfterFlush {
+            close()
+        } else if isReadPaused && state == .active {
+            isReadPaused = false
+            do {
+                try pipe.resumeReading()
+            } catch {
+                logger.debug("Could not read from connection", metadata: ["error": "\(error)"])
+                close()
+            }
+        }
+    }
+
+    private func didWrite(_ error: UVError?) {
+        guard state != .closed else { return }
+        if let error {
+            logger.debug("Connection write failed", metadata: ["error": "\(error)"])
+            close()
+            return
+        }
+        writing.removeAll()
+        flush()
+    }
+
+    // MARK: Closing
+
+    /// Closes at once; queued bytes are dropped. `connectionClosed` follows
+    /// from the close callback.
+    func close() {
+        guard state != .closed else { return }
+        state = .closed
+        timer?.close()
+        timer = nil
+        pipe.close()
+    }
+
+    private func startTimer(every repeatMilliseconds: UInt64, after milliseconds: UInt64? = nil,
+                            _ body: @escaping () -> Void) {
+        if timer == nil {
+            do {
+                timer = try UVTimer(loop: pipe.loop)
+            } catch {
+                logger.info("Could not create a timer", metadata: ["error": "\(error)"])
+                close()
+                return
+            }
+        }
+        timer?.start(afterMilliseconds: milliseconds ?? repeatMilliseconds,
+                     repeatMilliseconds: repeatMilliseconds, body)
+    }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -1,0 +1,201 @@
+import Glibc
+import Logging
+
+/// The loop side of ``Server``: the listening socket, the table of
+/// connections, the limits on them, and the shutdown sequence.
+/// Loop-thread only (built on the creating thread before the loop starts).
+final class ServerCore {
+    /// How long a stopping daemon waits for clients to read their last answers.
+    static let shutdownFlushMilliseconds: UInt64 = 2_000
+    /// How often a stopping daemon checks whether every client and process is gone.
+    static let shutdownPollMilliseconds: UInt64 = 20
+
+    let socketPath: String
+    let limits: DaemonLimits
+    let services: UVLoopServices
+    private let loop: UVLoop
+    private let listener: UVPipe
+    private let flushQueue: FlushQueue
+    private let logger: Logger
+    private let allowedPeerUID: UInt32
+    private let socketIdentity: (device: UInt64, inode: UInt64)?
+    private var handler: (any RPCHandler)?
+    private var connections: [UInt64: Connection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var signalWatchers: [UVSignal] = []
+    private var shutdownTimer: UVTimer?
+    private var shutdownDeadline: UInt64 = 0
+    private(set) var isStopping = false
+    private var isFinished = false
+
+    /// Connections that passed the checks and were handed to the handler, still open.
+    private(set) var openedCount = 0
+
+    /// Prepares the socket file, binds and listens. Connections wait in the
+    /// backlog until the loop runs.
+    init(socketPath: String, limits: DaemonLimits, logger: Logger, allowedPeerUID: UInt32, loop: UVLoop) throws {
+        self.socketPath = socketPath
+        self.limits = limits
+        self.logger = logger
+        self.allowedPeerUID = allowedPeerUID
+        self.loop = loop
+        services = UVLoopServices(loop: loop, logger: logger)
+
+        flushQueue = try FlushQueue(loop: loop)
+        try SocketFile.prepare(socketPath)
+        listener = try UVPipe(loop: loop)
+        do {
+            // No moment where the socket exists with looser permissions than 0600.
+            let previousMask = umask(0o177)
+            defer { umask(previousMask) }
+            try listener.bind(socketPath)
+            chmod(socketPath, 0o600)
+            socketIdentity = SocketFile.identity(of: socketPath)
+            try listener.listen(backlog: 511) { [unowned self] error in
+                accepted(error)
+            }
+        } catch {
+            listener.close()
+            SocketFile.remove(socketPath, ifIdentity: SocketFile.identity(of: socketPath))
+            if error.name == "EADDRINUSE" {
+                throw ServerError(.alreadyRunning, "another daemon is already listening on \(socketPath)")
+            }
+            throw ServerError(.cannotListen, "cannot listen on \(socketPath): \(error)")
+        }
+    }
+
+    /// Starts serving with `handler`. Loop thread.
+    func begin(handler: any RPCHandler, handlesSignals: Bool) {
+        self.handler = handler
+        if handlesSignals {
+            UVSignal.unblock([SIGTERM, SIGINT])
+            for number in [SIGTERM, SIGINT] {
+                do {
+                    let watcher = try UVSignal(loop: loop)
+                    try watcher.start(number) { [unowned self] number in
+                        shutDown(reason: number == SIGTERM ? "SIGTERM" : "SIGINT")
+                    }
+                    signalWatchers.append(watcher)
+                } catch {
+                    logger.error("Cannot watch a signal", metadata: ["signal": "\(number)", "error": "\(error)"])
+                }
+            }
+        }
+        logger.info("Listening", metadata: ["socket": "\(socketPath)",
+                                            "maxConnections": "\(limits.maxConnections)",
+                                            "maxLineBytes": "\(limits.maxLineBytes)"])
+    }
+
+    // MARK: Accepting
+
+    private func accepted(_ error: UVError?) {
+        if let error {
+            logger.info("Accept failed", metadata: ["error": "\(error)"])
+            return
+        }
+        let pipe: UVPipe
+        do {
+            pipe = try listener.accept()
+        } catch {
+            logger.info("Accept failed", metadata: ["error": "\(error)"])
+            return
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let connection = Connection(id: id, pipe: pipe, limits: limits, logger: logger,
+                                    flushQueue: flushQueue) { [unowned self] connection in
+            connectionDidClose(connection)
+        }
+        connections[id] = connection
+
+        guard let uid = connection.peerUID, uid == allowedPeerUID else {
+            logger.info("Refused a client of another user",
+                           metadata: ["connection.id": "\(id)", "peer.uid": "\(connection.peerUID.map(String.init) ?? "unknown")"])
+            connection.reject(RPCError(.permissionDenied, "permission denied: this daemon serves uid \(allowedPeerUID) only"))
+            return
+        }
+        guard !isStopping, let handler else {
+            connection.close()
+            return
+        }
+        guard openedCount < limits.maxConnections else {
+            logger.info("Refused a client: too many connections",
+                           metadata: ["connection.id": "\(id)", "limit": "\(limits.maxConnections)"])
+            connection.reject(RPCError(.limitExceeded, "too many connections (limit \(limits.maxConnections))",
+                                       data: .object(["maxConnections": .int(limits.maxConnections)])))
+            return
+        }
+        openedCount += 1
+        logger.debug("Accepted connection", metadata: ["connection.id": "\(id)"])
+        connection.open(handler: handler)
+    }
+
+    private func connectionDidClose(_ connection: Connection) {
+        connections[connection.connectionID] = nil
+        if connection.wasOpened {
+            openedCount -= 1
+            logger.debug("Connection closed", metadata: ["connection.id": "\(connection.connectionID)"])
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Stops accepting, lets clients read what is queued for them (bounded),
+    /// signals running processes, then closes everything and stops the loop.
+    /// A second call (a second Ctrl-C) skips the waiting.
+    func shutDown(reason: String) {
+        guard !isStopping else {
+            logger.info("Stopping now", metadata: ["reason": "\(reason)"])
+            finish()
+            return
+        }
+        isStopping = true
+        logger.info("Stopping", metadata: ["reason": "\(reason)", "connections": "\(connections.count)",
+                                           "processes": "\(services.runningCount)"])
+        listener.close()
+        SocketFile.remove(socketPath, ifIdentity: socketIdentity)
+        services.terminateAll(graceMilliseconds: limits.killGraceMilliseconds)
+        for connection in Array(connections.values) {
+            connection.closeAfterFlush(timeoutMilliseconds: Self.shutdownFlushMilliseconds)
+        }
+        shutdownDeadline = loop.now + max(Self.shutdownFlushMilliseconds, limits.killGraceMilliseconds) + 100
+        do {
+            let timer = try UVTimer(loop: loop)
+            shutdownTimer = timer
+            timer.start(afterMilliseconds: 0, repeatMilliseconds: Self.shutdownPollMilliseconds) { [unowned self] in
+                if (connections.isEmpty && services.runningCount == 0) || loop.now >= shutdownDeadline {
+                    finish()
+                }
+            }
+        } catch {
+            finish()
+        }
+    }
+
+    /// Closes what is left and stops the loop; the loop thread then closes
+    /// every remaining handle (and `connectionClosed` reaches the handler).
+    private func finish() {
+        guard !isFinished else { return }
+        isFinished = true
+        isStopping = true
+        if !listener.isClosing {
+            listener.close()
+            SocketFile.remove(socketPath, ifIdentity: socketIdentity)
+        }
+        for connection in Array(connections.values) {
+            connection.close()
+        }
+        services.killAll()
+        flushQueue.close()
+        shutdownTimer?.close()
+        shutdownTimer = nil
+        signalWatchers.forEach { $0.close() }
+        signalWatchers = []
+        handler = nil
+        loop.stop()
+        logger.info("Stopped")
+    }
+}
+
+@available(*, unavailable)
+extension ServerCore: Sendable {}

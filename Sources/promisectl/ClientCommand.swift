@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import PromiseRPC
+
+/// A subcommand that talks to the daemon. `run()` connects, runs the command
+/// and turns every failure into one line on stderr and its pinned exit status.
+protocol ClientCommand: ParsableCommand {
+    var connection: ConnectionOptions { get }
+    func run(with client: PromiseClient) throws
+}
+
+extension ClientCommand {
+    func run() throws {
+        do {
+            let client = try connection.connect()
+            defer { client.close() }
+            try run(with: client)
+        } catch {
+            throw Failure.exitCode(reporting: error)
+        }
+    }
+}
+
+/// How failures reach the user: one line on stderr, then a pinned exit status.
+enum Failure {
+    /// Prints `error` as one line on stderr and returns the status to exit with.
+    /// Statuses and argument-parser's own errors pass through untouched.
+    static func exitCode(reporting error: any Error) -> any Error {
+        switch error {
+        case let code as ExitCode:
+            return code
+        case is ValidationError, is CleanExit:
+            return error
+        case let rpc as RPCError:
+            report(describe(rpc))
+            return ExitCode(rpcError: rpc)
+        case let client as PromiseClientError:
+            report(client.message)
+            return ExitCode(clientError: client)
+        case let usage as UsageError:
+            report(usage.message)
+            return ExitCode.usage
+        default:
+            report("\(error)")
+            return ExitCode.internalError
+        }
+    }
+
+    static func describe(_ error: RPCError) -> String {
+        switch error.code {
+        case .noSuchPromise, .alreadySettled, .alreadyExists, .waitTimedOut:
+            return error.message
+        default:
+            return "\(error.message) (error \(error.code.rawValue))"
+        }
+    }
+
+    /// Writes `promisectl: <message>` and a newline to stderr.
+    static func report(_ message: String) {
+        let line = "promisectl: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+/// A wrong command line found only while running (e.g. a VALUE that is not JSON): exits 64.
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

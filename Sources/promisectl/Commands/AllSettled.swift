@@ -1,0 +1,24 @@
+import ArgumentParser
+import PromiseRPC
+
+extension PromiseCtl {
+    struct AllSettled: ClientCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "all-settled",
+            abstract: "Make a promise fulfilled once every input settled, with their outcomes; print its id.",
+            discussion: """
+                It never rejects: its value lists each input's outcome, in order.
+
+                Example:
+                  report=$(promisectl all-settled test/unit test/e2e)
+                  promisectl wait "$report" | jq .
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var inputs: CombinatorOptions
+
+        func run(with client: PromiseClient) throws {
+            try inputs.combine("allSettled", with: client)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import PromiseRPC
+
+extension PromiseCtl {
+    struct Create: ClientCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a pending promise and print its id.",
+            discussion: """
+                Without ID the daemon makes one up. An existing ID is an error (exit 5) \
+                unless --if-exists is given, which prints the id of the existing promise.
+
+                Example:
+                  promisectl create build/lib --name "library build" --timeout 600
+                  job=$(promisectl create)
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Argument(help: "The id (printable, up to 256 bytes); made by the daemon when absent.")
+        var id: String?
+
+        @Option(help: "A name for people.")
+        var name: String?
+
+        @Option(help: ArgumentHelp("Reject the promise when it is still pending after this many seconds.", valueName: "sec"))
+        var timeout: Double?
+
+        @Flag(help: "Succeed with the existing promise when ID is taken, instead of exiting 5.")
+        var ifExists = false
+
+        func validate() throws {
+            if let timeout, !(timeout > 0) || !timeout.isFinite {
+                throw ValidationError("--timeout must be a positive number of seconds")
+            }
+        }
+
+        func run(with client: PromiseClient) throws {
+            var params: [String: JSONValue] = [:]
+            if let id { params["id"] = .string(id) }
+            if let name { params["name"] = .string(name) }
+            if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
+            if ifExists { params["ifExists"] = "get" }
+            let record = try PromiseClient.Record(client.call("create", params))
+            Output.line(record.id)
+        }
+    }
+}

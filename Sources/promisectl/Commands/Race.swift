@@ -1,0 +1,21 @@
+import ArgumentParser
+import PromiseRPC
+
+extension PromiseCtl {
+    struct Race: ClientCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a promise that settles as the first input to settle; print its id.",
+            discussion: """
+                Example:
+                  first=$(promisectl race build/fast build/slow --id build/first)
+                  promisectl wait "$first"
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var inputs: CombinatorOptions
+
+        func run(with client: PromiseClient) throws {
+            try inputs.combine("race", with: client)
+        }
+    }
+}

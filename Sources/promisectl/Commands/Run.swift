@@ -1,0 +1,47 @@
+import ArgumentParser
+import PromiseRPC
+
+extension PromiseCtl {
+    struct Run: ClientCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a command here and settle a promise from how it ends.",
+            discussion: """
+                Creates ID if it does not exist (an ID that is already settled is an \
+                error, exit 5, and CMD does not run). CMD runs in a process group of its \
+                own; its stdout and stderr pass through. Exit 0 fulfils ID with CMD's \
+                stdout (as JSON if it parses, else as a string without its trailing \
+                newline); another status rejects ID with code = the status and message = \
+                the end of stderr. If ID is cancelled meanwhile, the whole group gets \
+                TERM, then KILL after --grace seconds. SIGINT, SIGTERM and SIGHUP sent to \
+                promisectl are passed on to the group. If promisectl itself dies, a promise \
+                it created is rejected by the daemon (a lease). Exits with CMD's own status \
+                (128 + N when signal N ended it).
+
+                Example:
+                  promisectl run build/lib -- make -C lib
+                  promisectl run fetch/data -- sh -c 'curl -s https://example.com/data.json'
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Argument(help: "The promise to settle.")
+        var id: String
+
+        @Option(help: ArgumentHelp("Seconds between TERM and KILL when ID is cancelled.", valueName: "sec"))
+        var grace: Double = 2
+
+        @Argument(parsing: .postTerminator, help: "The command to run, after --.")
+        var command: [String] = []
+
+        func validate() throws {
+            if command.isEmpty { throw ValidationError("run needs a command after --, e.g. promisectl run ID -- make") }
+            if !(grace >= 0) || !grace.isFinite { throw ValidationError("--grace must be 0 or more seconds") }
+        }
+
+        func run(with client: PromiseClient) throws {
+            let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)))
+            let status = try session.run()
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

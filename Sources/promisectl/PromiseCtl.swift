@@ -1,0 +1,35 @@
+import ArgumentParser
+
+/// `promisectl`: the command-line client of the `promised` daemon.
+@main
+struct PromiseCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "promisectl",
+        abstract: "Create, settle, chain and wait for promises held by the promised daemon.",
+        discussion: """
+            A promise is the eventual result of a task, named by an id that unrelated \
+            scripts agree on. Values travel as JSON on stdin/stdout.
+
+            The daemon is found through --socket, else $PROMISED_SOCKET, else \
+            $XDG_RUNTIME_DIR/promised.sock, else a per-user folder under the temp dir.
+
+            Exit statuses (every command; `run` exits with its command's own status):
+              0  success / fulfilled     4  no such promise
+              1  rejected                5  already settled or already exists
+              2  cancelled               64 usage error
+              3  timed out               69 daemon unreachable
+                                         70 internal error
+
+            Example:
+              promisectl create build/lib --timeout 600
+              promisectl run build/lib -- make lib &
+              promisectl wait build/lib --timeout 900 && echo built
+            """,
+        version: "0.1.0",
+        subcommands: [
+            Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
+            Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,
+            All.self, AnyOf.self, Race.self, AllSettled.self,
+        ]
+    )
+}

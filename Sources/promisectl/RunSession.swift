@@ -1,0 +1,235 @@
+import ArgumentParser
+import Foundation
+import PromiseRPC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `promisectl run`: start the command, pass its output through, watch the
+/// promise for cancellation, then settle it from the command's outcome.
+///
+/// Everything happens on one thread in a `poll(2)` loop over the command's two
+/// pipes and the daemon's socket, so no state is shared between threads.
+final class RunSession {
+    private let client: PromiseClient
+    private let id: String
+    private let command: [String]
+    private let grace: Duration
+
+    /// Stdout kept for the value; past this the command still runs and its
+    /// output still passes through, but the promise is rejected.
+    private let maxCapturedBytes = 64 << 20
+    /// How much of the end of stderr goes into a rejection's message.
+    private let stderrTailBytes = 2_000
+    /// Signals passed on to the command's group.
+    private let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    private var captured: [UInt8] = []
+    private var capturedOverflow = false
+    private var stderrTail: [UInt8] = []
+    private var cancelled = false
+    private var killDeadline: ContinuousClock.Instant?
+    private var daemonGone = false
+
+    init(client: PromiseClient, id: String, command: [String], grace: Duration) {
+        self.client = client
+        self.id = id
+        self.command = command
+        self.grace = grace
+    }
+
+    /// Runs the command to its end and returns its shell status.
+    func run() throws -> Int32 {
+        // Leased: if promisectl dies without settling, the daemon rejects the promise
+        // instead of leaving it pending forever (only when this run created it).
+        let record = try PromiseClient.Record(
+            client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+        guard record.state == .pending else {
+            Failure.report("\(id) is already \(record.state.rawValue); not running \(command[0])")
+            throw ExitCode.alreadySettledOrExists
+        }
+        // Subscribing before the command starts means a cancel cannot slip in unseen.
+        try client.call("subscribe", ["ids": [.string(id)]])
+
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signal in forwardedSignals { sigaddset(&blocked, signal) }
+        var previousMask = sigset_t()
+        sigprocmask(SIG_BLOCK, &blocked, &previousMask)
+        defer { sigprocmask(SIG_SETMASK, &previousMask, nil) }
+
+        let child: ProcessGroupChild
+        do {
+            child = try ProcessGroupChild(arguments: command, defaultSignals: forwardedSignals + [SIGPIPE])
+        } catch let error as SpawnError {
+            Failure.report(error.description)
+            settle(.rejected(code: Int(error.shellStatus), message: error.description))
+            return error.shellStatus
+        }
+
+        let termination = try supervise(child, forwarding: blocked)
+        if cancelled {
+            Failure.report("\(id) was cancelled; stopped \(command[0])")
+        } else {
+            settle(outcome(of: termination))
+        }
+        return termination.shellStatus
+    }
+
+    // MARK: The loop
+
+    private func supervise(_ child: ProcessGroupChild, forwarding signals: sigset_t) throws -> ProcessGroupChild.Termination {
+        var signals = signals
+        var exitedAt: ContinuousClock.Instant?
+        while true {
+            if child.reapIfExited() != nil, exitedAt == nil { exitedAt = .now }
+            let pipesOpen = child.standardOutput >= 0 || child.standardError >= 0
+            // Output still held open by a background grandchild must not keep us forever.
+            if let termination = child.termination,
+                !pipesOpen || ContinuousClock.now - exitedAt! > .seconds(2)
+            {
+                return termination
+            }
+
+            var descriptors: [pollfd] = []
+            if child.standardOutput >= 0 { descriptors.append(pollfd(fd: child.standardOutput, events: Int16(POLLIN), revents: 0)) }
+            if child.standardError >= 0 { descriptors.append(pollfd(fd: child.standardError, events: Int16(POLLIN), revents: 0)) }
+            if !daemonGone { descriptors.append(pollfd(fd: client.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
+            let wait: Int32 = client.hasQueuedNotifications ? 0 : 50
+            _ = poll(&descriptors, nfds_t(descriptors.count), wait)
+
+            for descriptor in descriptors where descriptor.revents != 0 {
+                if descriptor.fd == child.standardOutput {
+                    pump(child.standardOutput, to: 1, stdout: true) { child.closeStandardOutput() }
+                } else if descriptor.fd == child.standardError {
+                    pump(child.standardError, to: 2, stdout: false) { child.closeStandardError() }
+                }
+            }
+            if !daemonGone { drainNotifications(child) }
+            forwardPendingSignals(&signals, to: child)
+            if let killDeadline, ContinuousClock.now >= killDeadline {
+                child.signalGroup(SIGKILL)
+                self.killDeadline = nil
+            }
+        }
+    }
+
+    /// Copies what is available from `fd` to `target`, keeping what settling needs.
+    private func pump(_ fd: Int32, to target: Int32, stdout: Bool, onEnd: () -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+        if count <= 0 {
+            onEnd()
+            return
+        }
+        let chunk = buffer[..<count]
+        writeAll(chunk, to: target)
+        if stdout {
+            if captured.count + count <= maxCapturedBytes {
+                captured.append(contentsOf: chunk)
+            } else {
+                capturedOverflow = true
+            }
+        } else {
+            stderrTail.append(contentsOf: chunk)
+            if stderrTail.count > stderrTailBytes * 2 { stderrTail.removeFirst(stderrTail.count - stderrTailBytes) }
+        }
+    }
+
+    private func writeAll(_ bytes: ArraySlice<UInt8>, to fd: Int32) {
+        var remaining = bytes
+        while !remaining.isEmpty {
+            let written = remaining.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return  // our own stdout is gone (closed pipe): keep capturing, stop copying
+            }
+            remaining = remaining.dropFirst(written)
+        }
+    }
+
+    private func drainNotifications(_ child: ProcessGroupChild) {
+        do {
+            while let notification = try client.nextNotification(timeout: .zero) {
+                guard notification.method == "settled", notification.params["id"]?.stringValue == id,
+                    notification.params["state"]?.stringValue == "cancelled", !cancelled
+                else { continue }
+                cancelled = true
+                child.signalGroup(SIGTERM)
+                child.signalGroup(SIGCONT)
+                killDeadline = .now + grace
+            }
+        } catch {
+            daemonGone = true
+            Failure.report("lost the daemon while running \(command[0]): \(error)")
+        }
+    }
+
+    private func forwardPendingSignals(_ signals: inout sigset_t, to child: ProcessGroupChild) {
+        var pending = sigset_t()
+        sigpending(&pending)
+        for signal in forwardedSignals where sigismember(&pending, signal) == 1 {
+            var one = sigset_t()
+            sigemptyset(&one)
+            sigaddset(&one, signal)
+            var zero = timespec(tv_sec: 0, tv_nsec: 0)
+            if sigtimedwait(&one, nil, &zero) == signal { child.signalGroup(signal) }
+        }
+    }
+
+    // MARK: Settling
+
+    enum Outcome {
+        case fulfilled(JSONValue)
+        case rejected(code: Int, message: String)
+    }
+
+    private func outcome(of termination: ProcessGroupChild.Termination) -> Outcome {
+        let tail = stderrTailText()
+        switch termination {
+        case .exited(0):
+            if capturedOverflow {
+                return .rejected(code: 0, message: "stdout was larger than \(maxCapturedBytes) bytes")
+            }
+            if let value = try? JSONValue(parsing: captured) { return .fulfilled(value) }
+            return .fulfilled(.string(ValueInput.droppingTrailingNewline(captured)))
+        case .exited(let status):
+            return .rejected(code: Int(status), message: tail.isEmpty ? "\(command[0]) exited with status \(status)" : tail)
+        case .signalled(let signal):
+            let text = "\(command[0]) was killed by signal \(signal)"
+            return .rejected(code: Int(128 + signal), message: tail.isEmpty ? text : tail)
+        }
+    }
+
+    private func stderrTailText() -> String {
+        let tail = stderrTail.suffix(stderrTailBytes)
+        return String(decoding: tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Settles the promise; a failure is reported but does not change the exit status.
+    private func settle(_ outcome: Outcome) {
+        guard !daemonGone else {
+            Failure.report("could not settle \(id): the daemon is gone")
+            return
+        }
+        do {
+            switch outcome {
+            case .fulfilled(let value):
+                if value.serialized().count > 65_536, let limit = try maxLineBytes(), value.serialized().count + 1_024 > limit {
+                    settle(.rejected(code: 0, message: "stdout is too large to be a value (\(value.serialized().count) bytes; the daemon takes \(limit))"))
+                    return
+                }
+                try client.call("resolve", ["id": .string(id), "value": value])
+            case .rejected(let code, let message):
+                try client.call("reject", ["id": .string(id), "reason": ["code": .int(code), "message": .string(message)]])
+            }
+        } catch {
+            Failure.report("could not settle \(id): \(error)")
+        }
+    }
+
+    private func maxLineBytes() throws -> Int? {
+        try client.call("info")["limits"]?["maxLineBytes"]?.intValue
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Logging
+
+/// The promise daemon: holds named promises for every process of this user,
+/// served as JSON-RPC 2.0 over a Unix socket.
+@main
+struct Promised: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "promised",
+        abstract: "Keep promises that any process of this user can create, settle and wait for.",
+        discussion: """
+            Serves JSON-RPC 2.0, one message per line, on a Unix socket (mode 0600, \
+            in a folder of mode 0700). Ready once the socket accepts connections; \
+            SIGTERM or SIGINT stops it cleanly (exit status 0). Logs go to stderr.
+
+            The socket is --socket, else $PROMISED_SOCKET, else \
+            $XDG_RUNTIME_DIR/promised.sock, else /tmp/promised-<uid>/promised.sock.
+
+            The durable store is not implemented yet: promises are kept in memory \
+            whatever --store says.
+
+            Examples:
+              promised --in-memory
+              promised --socket /tmp/p.sock --log-level debug
+              echo '{"jsonrpc":"2.0","id":1,"method":"info"}' | socat - UNIX-CONNECT:/tmp/p.sock
+            """)
+
+    @Option(help: ArgumentHelp("The Unix socket to listen on.", valueName: "path"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp(
+        "Where to keep promises across restarts. Not implemented yet: accepted, and memory is used.",
+        valueName: "path"))
+    var store: String?
+
+    @Flag(help: "Keep promises in memory only; nothing survives a restart.")
+    var inMemory = false
+
+    @Option(help: "How much to log to stderr.")
+    var logLevel: LogLevel = .info
+
+    @Option(help: ArgumentHelp("Longest request line, in bytes; a longer one closes the connection.",
+                               valueName: "bytes"))
+    var maxLineBytes: Int?
+
+    @Option(help: ArgumentHelp("Clients served at once; more get an error and are closed.", valueName: "n"))
+    var maxConnections: Int?
+
+    @Option(help: ArgumentHelp("Bytes queued for a client that does not read before it is cut off.",
+                               valueName: "bytes"))
+    var maxOutputBufferBytes: Int?
+
+    @Option(help: ArgumentHelp("Promises held at once.", valueName: "n"))
+    var maxPromises: Int?
+
+    @Option(help: ArgumentHelp("Processes started by `then … exec` running at once.", valueName: "n"))
+    var maxRunningProcesses: Int?
+
+    @Option(help: ArgumentHelp("Milliseconds a cancelled process has between SIGTERM and SIGKILL.",
+                               valueName: "ms"))
+    var killGraceMs: UInt64?
+
+    func validate() throws {
+        if inMemory && store != nil {
+            throw ValidationError("--store and --in-memory cannot be used together.")
+        }
+        for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
+                              ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
+                              ("--max-running-processes", maxRunningProcesses)] {
+            if let value, value <= 0 {
+                throw ValidationError("\(name) must be positive.")
+            }
+        }
+    }
+
+    func run() throws {
+        let level = logLevel.level
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "promised")
+        logStorage(logger)
+        try serve(limits: limits, logger: logger)
+    }
+}

@@ -1,0 +1,64 @@
+import PromiseRPC
+import Testing
+
+@Suite("JSON parser: strict RFC 8259")
+struct JSONParserTests {
+    @Test("text that Foundation accepts but JSON forbids is refused",
+          arguments: ["[1,]", "{\"a\":1,}", "[01]", "[1.]", "[.5]", "[+1]", "[1e]", "\"\\x\"", "[1]x", "tru", "[\"a\"\"b\"]"])
+    func refusesNonJSON(text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
+    }
+
+    @Test("nesting deeper than 512 levels is refused without recursing into it")
+    func refusesDeepNesting() throws {
+        let deepest = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(try JSONValue(parsing: deepest).arrayValue?.count == 1)
+        let tooDeep = String(repeating: "[", count: 513) + String(repeating: "]", count: 513)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: tooDeep) }
+        let hostile = Array(repeating: UInt8(ascii: "["), count: 1_000_000)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: hostile) }
+    }
+
+    @Test("invalid UTF-8 and raw control characters in strings are refused")
+    func refusesBadStrings() {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0xFF, 0xFE, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0xC3, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: "\"a\u{1}b\"") }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: "\"\\ud800\"") }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: "\"\\udc00\\ud800\"") }
+    }
+
+    @Test("escapes decode, surrogate pairs included")
+    func decodesEscapes() throws {
+        #expect(try JSONValue(parsing: #""a\"b\\c\/d\b\f\n\r\t""#) == .string("a\"b\\c/d\u{8}\u{C}\n\r\t"))
+        #expect(try JSONValue(parsing: #""\u00e9\u2713\ud83d\ude00""#) == .string("é✓😀"))
+        #expect(try JSONValue(parsing: "\"ünï ✓\"") == .string("ünï ✓"))
+    }
+
+    @Test("numbers: whole values are integers, exact up to Int.max; the rest are doubles",
+          arguments: [
+              ("0", JSONValue.int(0)), ("-0", .int(0)), ("9223372036854775807", .int(Int.max)),
+              ("-9223372036854775808", .int(Int.min)), ("2.0", .int(2)), ("1e3", .int(1000)),
+              ("0.1", .double(0.1)), ("-2.5E-3", .double(-0.0025)), ("1e300", .double(1e300)),
+              ("18446744073709551616", .double(18_446_744_073_709_551_616)),
+          ])
+    func parsesNumbers(text: String, value: JSONValue) throws {
+        #expect(try JSONValue(parsing: text) == value)
+    }
+
+    @Test("numbers beyond Double's range are refused")
+    func refusesHugeNumbers() {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: "1e400") }
+    }
+
+    @Test("whitespace around and between tokens is allowed; the error names the byte offset")
+    func whitespaceAndOffsets() throws {
+        #expect(try JSONValue(parsing: " \t\r\n{ \"a\" : [ 1 , 2 ] }\n") == ["a": [1, 2]])
+        do {
+            _ = try JSONValue(parsing: "[1,]")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.offset == 3)
+        }
+    }
+}

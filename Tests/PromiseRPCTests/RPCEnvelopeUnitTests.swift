@@ -1,0 +1,69 @@
+import Promise
+import PromiseRPC
+import Testing
+
+@Suite("RPC: request parsing, responses, reasons, ids")
+struct RPCEnvelopeUnitTests {
+    @Test("a request reads id, method and params")
+    func request() throws {
+        let request = try JSONRPCRequest(JSONValue(parsing: #"{"jsonrpc":"2.0","id":7,"method":"get","params":{"id":"a"}}"#))
+        #expect(request.id == 7)
+        #expect(request.method == "get")
+        #expect(request.params == ["id": "a"])
+        #expect(!request.isNotification)
+    }
+
+    @Test("a request without id is a notification; bad params of a notification are marked so")
+    func notification() throws {
+        let request = try JSONRPCRequest(JSONValue(parsing: #"{"jsonrpc":"2.0","method":"info"}"#))
+        #expect(request.isNotification)
+        #expect(throws: JSONRPCRequest.Rejection(
+            id: .null, notification: true, error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
+        ) {
+            try JSONRPCRequest(JSONValue(parsing: #"{"jsonrpc":"2.0","method":"info","params":[1]}"#))
+        }
+    }
+
+    @Test("responses and notifications have the JSON-RPC 2.0 shape")
+    func responses() {
+        #expect(JSONRPCResponse.result(1, true).description == #"{"id":1,"jsonrpc":"2.0","result":true}"#)
+        #expect(JSONRPCResponse.error("x", RPCError(.noSuchPromise, "no")).description
+                == #"{"error":{"code":-32001,"message":"no"},"id":"x","jsonrpc":"2.0"}"#)
+        #expect(JSONRPCResponse.notification("settled", ["id": "a"]).description
+                == #"{"jsonrpc":"2.0","method":"settled","params":{"id":"a"}}"#)
+    }
+
+    @Test("reasons map core errors clearly")
+    func reasons() {
+        #expect(RemoteRejection(describing: CancellationError()).json == ["message": "cancelled"])
+        #expect(RemoteRejection(describing: PromiseError.timedOut).json == ["code": -32005, "message": "timed out"])
+        #expect(RemoteRejection(describing: PromiseError.emptyInput).message == "no input promises")
+        let rejection = RemoteRejection(code: 2, message: "m", data: [1])
+        #expect(RemoteRejection(describing: rejection) == rejection)
+        #expect(RemoteRejection(describing: RPCError(.noSuchPromise, "gone")).code == -32001)
+        let aggregate = AggregateError(failures: [(index: 1, error: RemoteRejection(message: "x"))])
+        #expect(RemoteRejection(describing: aggregate, inputIDs: ["a", "b"]).json == [
+            "message": "1 of 2 input promises were rejected",
+            "data": ["errors": [["index": 1, "id": "b", "reason": ["message": "x"]]]],
+        ])
+    }
+
+    @Test("reasons read from params: object, string, or -32602")
+    func reasonParsing() throws {
+        #expect(try RemoteRejection(json: "text") == RemoteRejection(message: "text"))
+        #expect(try RemoteRejection(json: ["message": "m", "code": 3.0, "data": nil]) == RemoteRejection(code: 3, message: "m"))
+        for bad: JSONValue in [1, [:], ["message": 1], ["message": "m", "code": 1.5], []] {
+            #expect(throws: RPCError.self) { try RemoteRejection(json: bad) }
+        }
+    }
+
+    @Test("ids: printable, 1 to 256 bytes")
+    func ids() {
+        #expect(PromiseID.isValid("build/lib"))
+        #expect(PromiseID.isValid(String(repeating: "a", count: 256)))
+        #expect(!PromiseID.isValid(String(repeating: "a", count: 257)))
+        #expect(!PromiseID.isValid(""))
+        #expect(!PromiseID.isValid("a\u{1B}[31m"))
+        #expect(!PromiseID.isValid("a\u{2028}b"))
+    }
+}

@@ -1,0 +1,215 @@
+import Logging
+import Promise
+import PromiseRPC
+import Testing
+
+/// A connection as the dispatcher sees it: keeps every line sent to it.
+final class RPCFakePeer: RPCPeer {
+    let connectionID: UInt64
+    var isOpen = true
+    private(set) var sent: [[UInt8]] = []
+    /// Read position in `sent` for `takeMessages()`.
+    private var read = 0
+
+    init(connectionID: UInt64) {
+        self.connectionID = connectionID
+    }
+
+    func send(_ message: [UInt8]) -> Bool {
+        guard isOpen else { return false }
+        sent.append(message)
+        return true
+    }
+
+    /// Every message sent, parsed.
+    var messages: [JSONValue] { sent.map { try! JSONValue(parsing: $0) } }
+
+    /// The messages sent since the last call.
+    @discardableResult
+    func takeMessages() -> [JSONValue] {
+        let fresh = sent[read...].map { try! JSONValue(parsing: $0) }
+        read = sent.count
+        return fresh
+    }
+}
+
+/// Timers that fire only when the test says, and processes the test ends.
+final class RPCFakeLoop: LoopServices {
+    final class Timer: ScheduledTimer {
+        let due: UInt64
+        var body: (() -> Void)?
+        var isCancelled = false
+        init(due: UInt64, body: @escaping () -> Void) {
+            self.due = due
+            self.body = body
+        }
+        func cancel() {
+            isCancelled = true
+            body = nil
+        }
+    }
+
+    final class Process: RunningProcess {
+        let spec: ProcessSpec
+        private var onExit: ((ProcessOutcome) -> Void)?
+        /// The grace periods `terminate` was called with.
+        var terminations: [UInt64] = []
+        init(spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) {
+            self.spec = spec
+            self.onExit = onExit
+        }
+        func terminate(graceMilliseconds: UInt64) {
+            terminations.append(graceMilliseconds)
+        }
+        var hasExited: Bool { onExit == nil }
+        /// Ends the process with this outcome.
+        func exit(_ status: Int32, stdout: String = "", stderr: String = "", signal: Int32? = nil,
+                  stdoutTruncated: Bool = false) {
+            let exit = onExit
+            onExit = nil
+            exit?(ProcessOutcome(exitStatus: status, signal: signal, stdout: Array(stdout.utf8),
+                                 stderr: Array(stderr.utf8), stdoutTruncated: stdoutTruncated))
+        }
+    }
+
+    struct LaunchFailure: Error, CustomStringConvertible {
+        var description: String { "No such file or directory" }
+    }
+
+    private(set) var now: UInt64 = 0
+    private(set) var timers: [Timer] = []
+    private(set) var processes: [Process] = []
+    /// When set, `launch` throws it.
+    var launchError: (any Error)?
+
+    func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
+        let timer = Timer(due: now + milliseconds, body: body)
+        timers.append(timer)
+        return timer
+    }
+
+    func launch(_ spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) throws -> any RunningProcess {
+        if let launchError { throw launchError }
+        let process = Process(spec: spec, onExit: onExit)
+        processes.append(process)
+        return process
+    }
+
+    /// Moves the clock on, firing the timers that come due, in order.
+    func advance(by milliseconds: UInt64) {
+        now += milliseconds
+        while let timer = timers.filter({ !$0.isCancelled && $0.body != nil && $0.due <= now })
+            .min(by: { $0.due < $1.due })
+        {
+            let body = timer.body
+            timer.body = nil
+            body?()
+        }
+    }
+
+    /// Timers neither fired nor cancelled.
+    var liveTimers: Int { timers.filter { $0.body != nil }.count }
+}
+
+/// A dispatcher over a registry with fake loop services and the `.inline`
+/// executor: the test's thread plays the loop thread.
+final class RPCHarness {
+    let loop = RPCFakeLoop()
+    let limits: DaemonLimits
+    let registry: Registry
+    let dispatcher: Dispatcher
+    private var nextConnection: UInt64 = 1
+    private var nextRequest = 1
+
+    init(limits: DaemonLimits = DaemonLimits()) {
+        self.limits = limits
+        let logger = Logger(label: "test.registry") { _ in SwiftLogNoOpLogHandler() }
+        registry = Registry(limits: limits, services: loop, executor: .inline, logger: logger)
+        dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
+    }
+
+    /// Opens a new connection.
+    func connect() -> RPCFakePeer {
+        let peer = RPCFakePeer(connectionID: nextConnection)
+        nextConnection += 1
+        dispatcher.connectionOpened(peer)
+        return peer
+    }
+
+    func close(_ peer: RPCFakePeer) {
+        peer.isOpen = false
+        dispatcher.connectionClosed(peer)
+    }
+
+    /// Sends one raw line.
+    func send(_ line: String, from peer: RPCFakePeer) {
+        dispatcher.handle(line: Array(line.utf8), from: peer)
+    }
+
+    /// Sends a request with a fresh id; returns that id.
+    @discardableResult
+    func request(_ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer) -> Int {
+        let id = nextRequest
+        nextRequest += 1
+        let message: JSONValue = ["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": params]
+        send(message.description, from: peer)
+        return id
+    }
+
+    /// Sends a notification (no id).
+    func notify(_ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer) {
+        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
+        send(message.description, from: peer)
+    }
+
+    /// Calls `method` and returns the answer message (result or error).
+    func answer(
+        _ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> JSONValue {
+        let before = peer.sent.count
+        let id = request(method, params, from: peer)
+        let answers = peer.sent[before...].map { try! JSONValue(parsing: $0) }.filter { $0["id"] == .int(id) }
+        #expect(answers.count == 1, "expected one answer to \(method), got \(answers)", sourceLocation: sourceLocation)
+        return answers.first ?? .null
+    }
+
+    /// Calls `method`, expecting success; returns the result (null on failure, recorded as an issue).
+    @discardableResult
+    func call(
+        _ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> JSONValue {
+        let message = answer(method, params, from: peer, sourceLocation: sourceLocation)
+        #expect(message["error"] == nil, "\(method) \(params) failed: \(message)", sourceLocation: sourceLocation)
+        return message["result"] ?? .null
+    }
+
+    /// Calls `method`, expecting an error; returns its code (0 when it succeeded, recorded as an issue).
+    func errorCode(
+        _ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Int {
+        let message = answer(method, params, from: peer, sourceLocation: sourceLocation)
+        #expect(message["error"] != nil, "\(method) \(params) succeeded: \(message)", sourceLocation: sourceLocation)
+        return message["error"]?["code"]?.intValue ?? 0
+    }
+
+    /// The record of `id`, read with `get`.
+    func record(_ id: String, from peer: RPCFakePeer, sourceLocation: SourceLocation = #_sourceLocation) -> JSONValue {
+        call("get", ["id": .string(id)], from: peer, sourceLocation: sourceLocation)
+    }
+
+    /// The state of `id`, read with `get`.
+    func state(_ id: String, from peer: RPCFakePeer, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        record(id, from: peer, sourceLocation: sourceLocation)["state"]?.stringValue
+    }
+}
+
+extension JSONValue {
+    /// The notifications among `messages` with this method.
+    static func notifications(_ method: String, in messages: [JSONValue]) -> [JSONValue] {
+        messages.filter { $0["method"] == .string(method) && $0["id"] == nil }
+    }
+}
+

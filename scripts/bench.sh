@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the benchmarks (release builds) and writes bench/results.json and
+# bench/results.md. Every figure is reported with its ratio to the anchor
+# measured in the same run; allocation counts come from valgrind, which
+# counts exactly, however busy the machine is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh libuv1-dev pkg-config valgrind python3
+
+mkdir -p bench
+(cd Benchmarks && swift build -c release --product CoreBenchmarks)
+core=Benchmarks/.build/release/CoreBenchmarks
+
+echo "core benchmarks (timed, median of 7 rounds)…" >&2
+"$core" > bench/core.jsonl
+
+# Valgrind cannot read this binary's debug information (the swift-nio part);
+# a copy without it counts the same allocations.
+plain=$(mktemp)
+trap 'rm -f "$plain"' EXIT
+cp "$core" "$plain" && chmod +x "$plain" && strip --strip-debug "$plain"
+
+echo "allocations per operation (valgrind)…" >&2
+: > bench/allocations.jsonl
+for name in promise.then+fulfill.inline nio.map+succeed.embedded promise.chain10.inline nio.chain10.embedded; do
+    count() {
+        valgrind --tool=memcheck "$plain" --only "$name" --iterations "$1" 2>&1 |
+            sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' | tr -d ,
+    }
+    small=$(count 1000)
+    large=$(count 2000)
+    echo "{\"name\":\"$name\",\"allocationsPerOp\":$(( (large - small) / 1000 ))}" >> bench/allocations.jsonl
+done
+
+python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl > bench/results.md
+cat bench/results.md
