@@ -22,7 +22,7 @@ release: deps
 run: release
 	$(SWIFT) run -c release --skip-build promised $(if $(SOCKET),--socket $(SOCKET))
 
-# The whole suite, then the core and RPC tests again under ThreadSanitizer.
+# The whole suite, then the core and RPC unit tests again under ThreadSanitizer.
 test: deps test-debug test-tsan
 
 test-debug:
@@ -35,7 +35,7 @@ test-debug:
 test-tsan:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread \
-		--scratch-path $(TSAN_SCRATCH) --filter 'PromiseTests'
+		--scratch-path $(TSAN_SCRATCH) --filter 'PromiseTests|PromiseRPCTests'
 
 # Release-built benchmarks; writes bench/results.json and bench/results.md.
 bench: deps

@@ -1,24 +1,65 @@
 /// An `onProgress` handler bound to its executor.
 ///
-/// On a concurrent executor, two reports can run in either order, so each
-/// observer remembers the highest value it has handed over and drops a
-/// lower one that arrives later: an observer never sees progress go back.
+/// Deliveries to one observer never overlap and only ever increase: reports
+/// go to a small mailbox, and one job at a time on the executor hands the
+/// newest value to the handler, looping while newer ones arrive. Reports
+/// that come in faster than the handler runs are coalesced (the handler
+/// sees the newest), and the last one is always delivered. Without this, a
+/// concurrent executor could run two deliveries in either order.
 @usableFromInline
 struct _ProgressObserver: Sendable {
     @usableFromInline let notify: @Sendable (Double) -> Void
 
     @inlinable
     init(on executor: some Executor, _ body: @escaping @Sendable (Double) -> Void) {
-        let delivered = _Locked<Double>(-1)
+        let mailbox = _ProgressMailbox()
         notify = { fraction in
-            executor.execute {
-                let isNewer = delivered.withLock { last -> Bool in
-                    guard fraction > last else { return false }
-                    last = fraction
-                    return true
-                }
-                if isNewer { body(fraction) }
+            if mailbox.post(fraction) {
+                executor.execute { mailbox.deliver(to: body) }
             }
+        }
+    }
+}
+
+@usableFromInline
+final class _ProgressMailbox: Sendable {
+    @usableFromInline
+    struct State: Sendable {
+        var latest: Double = -1
+        var delivered: Double = -1
+        var delivering = false
+    }
+
+    @usableFromInline let state = _Locked(State())
+
+    @inlinable
+    init() {}
+
+    /// Records `fraction`; true when a delivery job must be started.
+    @usableFromInline
+    func post(_ fraction: Double) -> Bool {
+        state.withLock { state in
+            state.latest = max(state.latest, fraction)
+            guard !state.delivering, state.latest > state.delivered else { return false }
+            state.delivering = true
+            return true
+        }
+    }
+
+    /// Hands `body` the newest value until none is newer than the last one.
+    @usableFromInline
+    func deliver(to body: @Sendable (Double) -> Void) {
+        while true {
+            let next = state.withLock { state -> Double? in
+                guard state.latest > state.delivered else {
+                    state.delivering = false
+                    return nil
+                }
+                state.delivered = state.latest
+                return state.latest
+            }
+            guard let next else { return }
+            body(next)
         }
     }
 }

@@ -98,7 +98,7 @@ extension Promise {
     /// Runs `body` with the state, under the lock. Keep `body` to a few
     /// loads and stores: never user code, never another promise's lock.
     @inlinable
-    func _withState<R>(_ body: (inout _PromiseState) -> R) -> R {
+    func _withState<R: ~Copyable>(_ body: (inout _PromiseState) -> R) -> R {
         _lock.lock()
         defer { _lock.unlock() }
         return body(&_unsafeState)
@@ -157,36 +157,41 @@ extension Promise {
         let outcome = _Outcome(result)
         let fulfilled = result.isSuccess
         let nested = work.depth < _Worklist.maximumDepth
-        let (settled, settlement) = _withState { state -> (Bool, _Settlement?) in
-            guard state.isPending else { return (false, nil) }
+        let step = _withState { state -> _SettleStep in
+            guard state.isPending else { return .alreadySettled }
             if nested || (state.callbacks.isEmpty && state.progressObservers.isEmpty) {
-                return (true, state.settle(outcome, fulfilled: fulfilled))
+                return .runHere(state.settle(outcome, fulfilled: fulfilled)!)
             }
             state.record(outcome, fulfilled: fulfilled)
             state.callbacksPending = true
             state.settledByCancel = cancelled
-            return (true, nil)
+            return .queued
         }
-        guard settled else { return false }
-        if let settlement {
+        switch consume step {
+        case .alreadySettled:
+            return false
+        case .queued:
+            work.push(self)
+        case .runHere(let settlement):
             work.depth += 1
             settlement.run(result, cancelled: cancelled, &work)
             work.depth -= 1
-        } else {
-            work.push(self)
         }
         return true
     }
 
     @inlinable
     func _runPendingCallbacks(_ work: inout _Worklist) {
-        let pending = _withState { state -> (_Outcome, Bool, _Settlement)? in
+        var outcome = _Outcome.pending
+        var cancelled = false
+        let settlement = _withState { state -> _Settlement? in
             guard state.callbacksPending else { return nil }
             state.callbacksPending = false
-            return (state.outcome, state.settledByCancel, state.takeSettlement())
+            outcome = state.outcome
+            cancelled = state.settledByCancel
+            return state.takeSettlement()
         }
-        guard let (outcome, cancelled, settlement) = pending,
-              let result = outcome.result(as: Value.self) else { return }
+        guard let settlement, let result = outcome.result(as: Value.self) else { return }
         settlement.run(result, cancelled: cancelled, &work)
     }
 
@@ -202,13 +207,13 @@ extension Promise {
 
     @inlinable
     func _register(_ callback: _Callback, isChild: Bool, _ work: inout _Worklist) {
-        let (settled, progress) = _withState { state -> (_Outcome?, Double) in
+        let (settled, progress) = _withState { state -> (Bool, Double) in
             if isChild { state.children += 1 }
-            if !state.isPending && !state.callbacksPending { return (state.outcome, 0) }
+            if !state.isPending && !state.callbacksPending { return (true, 0) }
             state.callbacks.append(callback)
-            return (nil, state.progress)
+            return (false, state.progress)
         }
-        if let settled, let result = settled.result(as: Value.self) {
+        if settled, let result {
             withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
         } else if progress > 0, let follower = callback.follower {
             _ = follower._followProgress(progress)

@@ -113,8 +113,12 @@ enum _Outcome: Sendable {
 }
 
 /// What settling hands back to run outside the lock.
+///
+/// Not copyable on purpose: it is moved from the lock to the handler run,
+/// and copying it (five reference-counted fields) measured as a third of
+/// the cost of a `then` + `fulfill`.
 @usableFromInline
-struct _Settlement: Sendable {
+struct _Settlement: ~Copyable, Sendable {
     @usableFromInline var callbacks: _CallbackList
     @usableFromInline var parent: (any _PromiseNode)?
     /// For a locked-in promise: an ancestor the cycle check may jump to,
@@ -133,12 +137,21 @@ struct _Settlement: Sendable {
     /// Runs the handlers (deferring inline children to `work`) and tells
     /// progress observers about the final 1.0.
     @inlinable
-    func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+    borrowing func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
         if progressReachedOne {
             for observer in observers { observer.notify(1) }
         }
         callbacks.run(result, cancelled: cancelled, &work)
     }
+}
+
+/// What a nested settle found under the lock.
+@usableFromInline
+enum _SettleStep: ~Copyable {
+    case alreadySettled
+    /// Settled, but too deep to run the handlers here: queued on the worklist.
+    case queued
+    case runHere(_Settlement)
 }
 
 extension Result {

@@ -74,6 +74,15 @@ extension JSONValue {
     }
 
     public var isNull: Bool { self == .null }
+
+    /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `[1]`.
+    public var depth: Int {
+        switch self {
+        case .array(let elements): return 1 + (elements.lazy.map(\.depth).max() ?? 0)
+        case .object(let members): return 1 + (members.values.lazy.map(\.depth).max() ?? 0)
+        default: return 0
+        }
+    }
 }
 
 extension JSONValue: Decodable {

@@ -99,6 +99,7 @@ public final class Dispatcher: RPCHandler {
             connectionID: peer.connectionID,
             answerLater: id.map { id in { outcome in answer(JSONRPCResponse.answer(id, outcome)) } })
         do {
+            try checkDepth(of: request.params)
             let result = try route(request.method, RPCParams(request.params), call)
             if let id, let result { answer(JSONRPCResponse.result(id, result)) }
         } catch let error as RPCError {
@@ -108,6 +109,17 @@ public final class Dispatcher: RPCHandler {
             if let id { answer(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)"))) }
         }
         return id != nil
+    }
+
+    /// Refuses params nested deeper than `maxValueDepth`. Values are stored
+    /// and sent back inside records, envelopes and combinator results, each
+    /// adding levels; capping them well below the parser's 512 keeps every
+    /// answer readable by a strict client.
+    private func checkDepth(of params: [String: JSONValue]) throws(RPCError) {
+        guard JSONValue.object(params).depth > limits.maxValueDepth else { return }
+        throw RPCError(
+            .limitExceeded, "params are nested deeper than \(limits.maxValueDepth) levels",
+            data: ["limit": "maxValueDepth", "value": .int(limits.maxValueDepth)])
     }
 
     /// Runs `method`; nil when the answer comes later (or never, for a notification).

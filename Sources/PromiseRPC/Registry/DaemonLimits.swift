@@ -14,6 +14,9 @@ public struct DaemonLimits: Sendable, Hashable {
     public var maxWaitersPerConnection: Int = 10_000
     /// Requests in one JSON-RPC batch.
     public var maxBatchSize: Int = 1_000
+    /// How deeply a request's params (and so any value stored) may nest; an
+    /// `exec` command's JSON output nested deeper is kept as text.
+    public var maxValueDepth: Int = 128
     /// Bytes of stdout (and of the end of stderr) kept from a `then … exec` process.
     public var maxProcessOutputBytes: Int = 1 << 20
     /// Processes started by `then … exec` running at once.
@@ -33,6 +36,7 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxSubscriptionsPerConnection": .int(maxSubscriptionsPerConnection),
             "maxWaitersPerConnection": .int(maxWaitersPerConnection),
             "maxBatchSize": .int(maxBatchSize),
+            "maxValueDepth": .int(maxValueDepth),
             "maxProcessOutputBytes": .int(maxProcessOutputBytes),
             "maxRunningProcesses": .int(maxRunningProcesses),
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),

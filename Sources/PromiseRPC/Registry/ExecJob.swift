@@ -29,11 +29,12 @@ extension ProcessOutcome {
     /// How a finished command settles its child: exit 0 fulfils with stdout
     /// (as JSON if it parses, else as text without its final newline);
     /// anything else rejects with the exit status as `code` and the end of
-    /// stderr as `message`.
-    var settlement: Result<JSONValue, RemoteRejection> {
+    /// stderr as `message`. JSON nested deeper than `maxDepth` is kept as
+    /// text, as a client's params would be refused.
+    func settlement(maxDepth: Int) -> Result<JSONValue, RemoteRejection> {
         if exitStatus == 0 && signal == nil {
             // A cut-off stdout may still parse ("12345" cut to "123"): never read it as JSON.
-            if !stdoutTruncated, let value = try? JSONValue(parsing: stdout) {
+            if !stdoutTruncated, let value = try? JSONValue(parsing: stdout), value.depth <= maxDepth {
                 return .success(value)
             }
             return .success(.string(Self.text(stdout, trimmingFinalNewline: true)))

@@ -111,13 +111,14 @@ extension Registry {
         let result = Promise<JSONValue>()
         let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         runningProcesses += 1
+        let maxDepth = limits.maxValueDepth
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
                 self?.runningProcesses -= 1
                 job?.process = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
-                switch outcome.settlement {
+                switch outcome.settlement(maxDepth: maxDepth) {
                 case .success(let value): result.fulfill(value)
                 case .failure(let rejection): result.reject(rejection)
                 }
