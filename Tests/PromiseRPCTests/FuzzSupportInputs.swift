@@ -174,7 +174,7 @@ struct FuzzInputs {
         case 0: count = 0
         case 1: count = maxBatchSize + random.int(1...3)
         case 2: count = maxBatchSize
-        default: count = random.int(1...6)
+        default: count = random.int(1...4)
         }
         return .array((0..<count).map { _ in
             switch random.int(0..<10) {

@@ -1,3 +1,4 @@
+import Glibc
 import PromiseRPC
 
 /// What JSON-RPC 2.0 (docs/PROTOCOL.md, "Envelope") says one line must get,
@@ -131,7 +132,7 @@ final class FuzzOracle {
         while peer.read < sent.count {
             let bytes = sent[peer.read]
             peer.read += 1
-            if bytes.contains(0x0A) {
+            if bytes.withUnsafeBytes({ $0.isEmpty ? nil : memchr($0.baseAddress!, 0x0A, $0.count) }) != nil {
                 fail("a message holds a raw line break: \(FuzzSettings.show(bytes))")
             }
             let message: JSONValue

@@ -28,7 +28,7 @@ struct FuzzTests {
     /// Small limits, so that the fuzzer reaches them.
     static var limits: DaemonLimits {
         var limits = DaemonLimits()
-        limits.maxBatchSize = 12
+        limits.maxBatchSize = 8
         limits.maxWaitersPerConnection = 30
         limits.maxSubscriptionsPerConnection = 30
         limits.maxPromises = 150
@@ -41,20 +41,25 @@ struct FuzzTests {
         let baseSeed = FuzzSettings.seed(0x5EED_F022)
         let perWorker = 52_000 * FuzzSettings.scale
         let started = ContinuousClock.now
-        // Two workers, each with its own registry: one per core.
-        let summary = await withTaskGroup(of: Summary.self) { group in
-            for worker in 0..<2 {
-                let seed = baseSeed &+ UInt64(worker) &* 0x9E37_79B9
-                group.addTask { Self.run(seed: seed, lines: perWorker) }
-            }
-            return await group.reduce(Summary(), +)
-        }
+        // Two workers, each with its own registry, one per core, on threads
+        // of their own: seconds of CPU work must not hold the cooperative
+        // pool that the other tests share.
+        let seeds = [baseSeed, baseSeed &+ 0x9E37_79B9]
+        async let first = Self.onOwnThread { Self.run(seed: seeds[0], lines: perWorker) }
+        async let second = Self.onOwnThread { Self.run(seed: seeds[1], lines: perWorker) }
+        let summary = await first + second
         let elapsed = ContinuousClock.now - started
         print("FuzzTests: \(summary.lines) lines, \(summary.answers) answers and \(summary.notifications) notifications checked in \(elapsed) (seed \(baseSeed))")
         #expect(summary.failures.isEmpty, "\(summary.failures.count) failures:\n\(summary.failures.joined(separator: "\n"))")
         #expect(summary.lines >= 100_000)
         #expect(summary.answers > summary.lines / 2)
         #expect(summary.notifications > 0)
+    }
+
+    static func onOwnThread(_ body: @escaping @Sendable () -> Summary) async -> Summary {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
     }
 
     /// Feeds `lines` lines on a few connections of a fresh harness at a time,
@@ -214,12 +219,12 @@ struct FuzzTests {
         let seed = FuzzSettings.seed(0xF4A3_E5)
         var random = FuzzRandom(seed: seed)
         var failures: [String] = []
-        let streams = 20_000 * FuzzSettings.scale
+        let streams = 3_000 * FuzzSettings.scale
         var linesSeen = 0
         for streamIndex in 0..<streams where failures.count < 10 {
             let limit = random.int(0...12)
             let alphabet: [UInt8] = [0x0A, 0x0D, 0x61, 0x62, 0x20, 0x00, 0xFF]
-            let stream = (0..<random.int(0...60)).map { _ in random.pick(alphabet) }
+            let stream = (0..<random.int(0...40)).map { _ in random.pick(alphabet) }
             // The model: split on "\n", drop one "\r" before it, the rest is the last line.
             var expected: [[UInt8]] = []
             var tooLong = false

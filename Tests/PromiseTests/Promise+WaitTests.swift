@@ -69,7 +69,7 @@ struct PromiseWaitTests {
         }
         #expect(error as? PromiseError == .timedOut)
         #expect(elapsed >= .milliseconds(60))
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed < .seconds(30))  // gave up, rather than waiting for ever
         #expect(promise.isPending)
         #expect(await holds { cancelled.value == 0 })
         // Waiting gave up; the promise still settles normally afterwards.

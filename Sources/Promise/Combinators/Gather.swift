@@ -43,8 +43,11 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
             for input in inputs { _cancelUpwards(from: input, &work) }
         }, isChild: false)
         for (index, input) in inputs.enumerated() {
-            input._addConsumer()
-            input._observe { result in gather.record(index, result) }
+            // A consumer: counts as a child for upward cancellation, but sees
+            // a cancelled input as a plain rejection.
+            input._register(_Callback(follower: nil) { result, _, _ in
+                gather.record(index, result._result(Input.self))
+            }, isChild: true)
             input.onProgress(on: .inline) { fraction in gather.progressed(index, fraction) }
         }
         return output
@@ -76,9 +79,3 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     }
 }
 
-extension Promise {
-    /// Counts a combinator as a consumer of this promise.
-    func _addConsumer() {
-        _withState { $0.children += 1 }
-    }
-}

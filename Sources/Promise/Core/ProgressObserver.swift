@@ -22,15 +22,16 @@ struct _ProgressObserver: Sendable {
 }
 
 @usableFromInline
-final class _ProgressMailbox: Sendable {
+final class _ProgressMailbox: @unchecked Sendable {  // `lock` guards `state`.
     @usableFromInline
-    struct State: Sendable {
+    struct State {
         var latest: Double = -1
         var delivered: Double = -1
         var delivering = false
     }
 
-    @usableFromInline let state = _Locked(State())
+    @usableFromInline let lock = _SpinLock()
+    @usableFromInline @exclusivity(unchecked) var state = State()
 
     @inlinable
     init() {}
@@ -38,28 +39,30 @@ final class _ProgressMailbox: Sendable {
     /// Records `fraction`; true when a delivery job must be started.
     @usableFromInline
     func post(_ fraction: Double) -> Bool {
-        state.withLock { state in
-            state.latest = max(state.latest, fraction)
-            guard !state.delivering, state.latest > state.delivered else { return false }
-            state.delivering = true
-            return true
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        state.latest = max(state.latest, fraction)
+        guard !state.delivering, state.latest > state.delivered else { return false }
+        state.delivering = true
+        return true
     }
 
     /// Hands `body` the newest value until none is newer than the last one.
     @usableFromInline
     func deliver(to body: @Sendable (Double) -> Void) {
-        while true {
-            let next = state.withLock { state -> Double? in
-                guard state.latest > state.delivered else {
-                    state.delivering = false
-                    return nil
-                }
-                state.delivered = state.latest
-                return state.latest
-            }
-            guard let next else { return }
+        while let next = takeNewer() {
             body(next)
         }
+    }
+
+    private func takeNewer() -> Double? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard state.latest > state.delivered else {
+            state.delivering = false
+            return nil
+        }
+        state.delivered = state.latest
+        return state.latest
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// waits for one waits through this (or a helper built on it), so that a broken core makes a
 /// test fail in seconds instead of hanging the run.
 func eventually(
-    timeout: Duration = .seconds(5),
+    timeout: Duration = .seconds(30),
     _ condition: @Sendable () -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
@@ -39,7 +39,7 @@ func holds(
 /// within `timeout` (the Task is then cancelled and left behind, so a hung await cannot hang
 /// the test run).
 func outcome<T: Sendable>(
-    within timeout: Duration = .seconds(5),
+    within timeout: Duration = .seconds(30),
     of operation: @escaping @Sendable () async throws -> T
 ) async -> Result<T, any Error>? {
     let box = LockedBox<Result<T, any Error>?>(nil)
@@ -62,7 +62,7 @@ extension Promise {
     /// This promise's result once it has settled, or nil (and a recorded issue) if it is still
     /// pending after `timeout`. Polls `result`, so it does not depend on `value` or `wait`.
     func settled(
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(30),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> Result<Value, any Error>? {
         _ = await eventually(timeout: timeout) { !self.isPending }
@@ -76,7 +76,7 @@ extension Promise {
     /// The value this promise is fulfilled with, or nil (and a recorded issue) if it rejects or
     /// stays pending.
     func fulfilledValue(
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(30),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> Value? {
         switch await settled(within: timeout, sourceLocation: sourceLocation) {
@@ -93,7 +93,7 @@ extension Promise {
     /// The error this promise is rejected with, or nil (and a recorded issue) if it fulfils or
     /// stays pending.
     func rejectionError(
-        within timeout: Duration = .seconds(5),
+        within timeout: Duration = .seconds(30),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> (any Error)? {
         switch await settled(within: timeout, sourceLocation: sourceLocation) {
