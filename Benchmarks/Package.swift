@@ -24,5 +24,11 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // promised against redis-server and a bare echo server, across
+        // processes; it starts and stops the servers itself.
+        .executableTarget(
+            name: "DaemonBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -5,11 +5,15 @@
 # counts exactly, however busy the machine is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh libuv1-dev pkg-config valgrind python3
+scripts/install-deps.sh libuv1-dev pkg-config valgrind python3 redis-server
 
 mkdir -p bench
-(cd Benchmarks && swift build -c release --product CoreBenchmarks)
+(cd Benchmarks && swift build -c release --product CoreBenchmarks &&
+    swift build -c release --product DaemonBenchmarks)
 core=Benchmarks/.build/release/CoreBenchmarks
+daemon_bench=Benchmarks/.build/release/DaemonBenchmarks
+swift build -c release --product promised
+promised="$(swift build -c release --show-bin-path)/promised"
 
 echo "core benchmarks (timed, median of 7 rounds)…" >&2
 "$core" > bench/core.jsonl
@@ -32,5 +36,10 @@ for name in promise.then+fulfill.inline nio.map+succeed.embedded promise.chain10
     echo "{\"name\":\"$name\",\"allocationsPerOp\":$(( (large - small) / 1000 ))}" >> bench/allocations.jsonl
 done
 
-python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl > bench/results.md
+# Across processes: the daemon (started and stopped by the benchmark, on a
+# socket in a temporary folder) against redis-server and an echo server.
+echo "daemon benchmarks (round trips, fan-out, memory)…" >&2
+"$daemon_bench" --promised "$promised" --redis-server "$(command -v redis-server)" > bench/daemon.jsonl
+
+python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl > bench/results.md
 cat bench/results.md

@@ -2,6 +2,9 @@
 
 Each timed figure is shown with its ratio to its anchor, measured in the
 same run: on a shared machine only ratios are comparable between runs.
+The daemon figures (optional third file) come with two ratios: against
+Redis (`anchor`) and against a bare echo server (`floor`), plus the
+targets of the benchmarks issue, each marked met or missed.
 """
 import json
 import sys
@@ -12,7 +15,68 @@ def read_lines(path):
         return [json.loads(line) for line in f if line.startswith("{")]
 
 
-def main(timed_path, allocations_path):
+def ratio_to(row, key, by_name):
+    other = by_name.get(row.get(key))
+    if other is None or not other["value"]:
+        return None
+    return row["value"] / other["value"]
+
+
+def daemon_targets(by_name):
+    """The issue's targets, from the daemon rows present."""
+    targets = []
+
+    def add(text, row_name, test):
+        row = by_name.get(row_name)
+        if row is not None:
+            met, figure = test(row)
+            targets.append({"target": text, "met": met, "figure": figure})
+
+    add("50 clients: pairs/s >= 1.0x Redis", "daemon.c50.promised.pairsPerSecond",
+        lambda r: (r["vsAnchor"] is not None and r["vsAnchor"] >= 1.0,
+                   f"{r['value']:.0f} pairs/s, {r['vsAnchor']:.2f}x Redis" if r["vsAnchor"] else f"{r['value']:.0f} pairs/s"))
+    add("50 clients: p99 per pair < 1 ms", "daemon.c50.promised.p99",
+        lambda r: (r["value"] < 1000, f"{r['value']:.0f} µs"))
+    for name, row in by_name.items():
+        if name.startswith("daemon.fanout") and name.endswith(".promised.lastSubscriber"):
+            add(f"fan-out to {row.get('subscribers')}: last subscriber within 1.0x Redis's time", name,
+                lambda r: (r["vsAnchor"] is not None and r["vsAnchor"] <= 1.0,
+                           f"{r['value']:.1f} ms, {r['vsAnchor']:.2f}x Redis" if r["vsAnchor"] else f"{r['value']:.1f} ms"))
+    add("memory: < 300 bytes per settled promise", "daemon.memory.promised.bytesPerSettledPromise",
+        lambda r: (r["value"] < 300, f"{r['value']:.0f} bytes"))
+    return targets
+
+
+def daemon_section(path):
+    rows = read_lines(path)
+    by_name = {row["name"]: row for row in rows}
+    for row in rows:
+        row["vsAnchor"] = ratio_to(row, "anchor", by_name)
+        row["vsFloor"] = ratio_to(row, "floor", by_name)
+    targets = daemon_targets(by_name)
+
+    print()
+    print("### Daemon (across processes, Unix sockets)")
+    print()
+    print("Ratios are value ÷ the other's value: above 1 is better for pairs/s, below 1 for times and sizes.")
+    print("A pair is two round trips: create+resolve (promised), SET+PUBLISH (Redis), the same two lines echoed (floor).")
+    print()
+    print("| benchmark | value | unit | vs Redis | vs echo floor |")
+    print("| --- | ---: | --- | ---: | ---: |")
+    for row in rows:
+        vs_anchor = f"{row['vsAnchor']:.2f}x" if row["vsAnchor"] is not None else ""
+        vs_floor = f"{row['vsFloor']:.2f}x" if row["vsFloor"] is not None else ""
+        print(f"| {row['name']} | {row['value']:.1f} | {row['unit']} | {vs_anchor} | {vs_floor} |")
+    if targets:
+        print()
+        print("| target | figure | |")
+        print("| --- | --- | --- |")
+        for target in targets:
+            print(f"| {target['target']} | {target['figure']} | {'met' if target['met'] else 'missed'} |")
+    return {"results": rows, "targets": targets}
+
+
+def main(timed_path, allocations_path, daemon_path=None):
     timed = read_lines(timed_path)
     allocations = {row["name"]: row["allocationsPerOp"] for row in read_lines(allocations_path)}
     by_name = {row["name"]: row for row in timed}
@@ -21,8 +85,6 @@ def main(timed_path, allocations_path):
         anchor = row.get("anchor")
         ratio = row["nsPerOp"] / by_name[anchor]["nsPerOp"] if anchor in by_name else None
         results.append({**row, "ratio": ratio, "allocationsPerOp": allocations.get(row["name"])})
-    with open("bench/results.json", "w") as f:
-        json.dump({"core": results}, f, indent=2)
 
     print("| benchmark | ns/op | ratio | anchor | allocations/op |")
     print("| --- | ---: | ---: | --- | ---: |")
@@ -31,6 +93,12 @@ def main(timed_path, allocations_path):
         allocs = row["allocationsPerOp"] if row["allocationsPerOp"] is not None else ""
         print(f"| {row['name']} | {row['nsPerOp']:.1f} | {ratio} | {row.get('anchor') or ''} | {allocs} |")
 
+    report = {"core": results}
+    if daemon_path is not None:
+        report["daemon"] = daemon_section(daemon_path)
+    with open("bench/results.json", "w") as f:
+        json.dump(report, f, indent=2, ensure_ascii=False)
+
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

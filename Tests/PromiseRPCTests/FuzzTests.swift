@@ -39,7 +39,7 @@ struct FuzzTests {
     @Test("over 100,000 seeded random, mutated and hostile lines, split at random points, all get valid JSON-RPC answers")
     func framerAndDispatcherSurviveHostileLines() async {
         let baseSeed = FuzzSettings.seed(0x5EED_F022)
-        let perWorker = 52_000 * FuzzSettings.scale
+        let perWorker = 50_000 * FuzzSettings.scale
         let started = ContinuousClock.now
         // Two workers, each with its own registry, one per core, on threads
         // of their own: seconds of CPU work must not hold the cooperative
@@ -211,6 +211,34 @@ struct FuzzTests {
         guard let again = try? JSONValue(parsing: text), again == value else {
             oracle.fail("\(FuzzSettings.show(line)) parses, but its serialization \(FuzzSettings.show(text)) does not parse back to it")
             return
+        }
+    }
+
+    /// Found by this fuzzer. Params are capped at `maxValueDepth` levels, but
+    /// each combinator over a combinator wraps the value in one more array:
+    /// a chain of them nests its value past the 512 levels that
+    /// JSONValue(parsing:), hence PromiseClient, accepts, and `get` or `wait`
+    /// on the last one answers text a strict client cannot read. Remove
+    /// `withKnownIssue` once the daemon bounds what it writes.
+    @Test("a chain of combinators over a deep value still answers JSON a strict parser can read")
+    func deepValuesComeBackReadable() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        let depth = harness.limits.maxValueDepth - 1  // params add one level
+        let deep = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"c0"}}"#, from: peer)
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"c0","value":\#(deep)}}"#, from: peer)
+        let chain = 520 - depth
+        for link in 1...chain {
+            harness.send(#"{"jsonrpc":"2.0","id":"all","method":"all","params":{"ids":["c\#(link - 1)"],"id":"c\#(link)"}}"#, from: peer)
+        }
+        harness.send(#"{"jsonrpc":"2.0","id":"last","method":"get","params":{"id":"c\#(chain)"}}"#, from: peer)
+        #expect(peer.sent.count == chain + 3)
+        let resolved = peer.sent.count > 1 ? try? JSONValue(parsing: peer.sent[1]) : nil
+        #expect(resolved?["result"]?["state"] == "fulfilled", "the value at the depth limit is accepted")
+        withKnownIssue("daemon bug: each combinator adds a level; a chain nests values past 512 levels") {
+            let unreadable = peer.sent.indices.filter { (try? JSONValue(parsing: peer.sent[$0])) == nil }
+            #expect(unreadable.isEmpty, "\(unreadable.count) answers are not readable, the first: \(unreadable.first.map { FuzzSettings.show(peer.sent[$0], limit: 120) } ?? "")")
         }
     }
 

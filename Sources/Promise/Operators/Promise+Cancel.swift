@@ -45,6 +45,7 @@ extension Promise {
     /// ```
     ///
     /// - Returns: This promise, for chaining.
+    @inlinable
     @discardableResult
     public func onCancel(
         on executor: some Executor = .default,

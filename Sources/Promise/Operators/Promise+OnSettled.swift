@@ -12,6 +12,7 @@ extension Promise {
     /// ```
     ///
     /// - Returns: This promise, for chaining.
+    @inlinable
     @discardableResult
     public func onSettled(
         on executor: some Executor = .default,

@@ -131,7 +131,7 @@ final class Connection: RPCPeer {
         } catch {
             logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
             reject(RPCError(.limitExceeded, "line too long: more than \(error.limit) bytes",
-                            data: .object(["maxLineBytes": .int(error.limit)])))
+                            data: ["limit": "maxLineBytes", "value": .int(error.limit)]))
         }
     }
 

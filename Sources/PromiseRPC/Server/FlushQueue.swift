@@ -23,15 +23,19 @@ final class FlushQueue {
         prepare?.start()
     }
 
+    /// Flushes until nothing is waiting. A flush can queue more output
+    /// (a connection resuming after back-pressure handles the lines it held
+    /// back), and the loop may sleep right after this callback, so what is
+    /// queued meanwhile is flushed here rather than left for a later turn.
     private func flushAll() {
-        swap(&waiting, &spare)
-        for connection in spare {
-            connection.flush()
+        while !waiting.isEmpty {
+            swap(&waiting, &spare)
+            for connection in spare {
+                connection.flush()
+            }
+            spare.removeAll(keepingCapacity: true)
         }
-        spare.removeAll(keepingCapacity: true)
-        if waiting.isEmpty {
-            prepare?.stop()
-        }
+        prepare?.stop()
     }
 
     func close() {

@@ -122,7 +122,7 @@ final class ServerCore {
             logger.info("Refused a client: too many connections",
                            metadata: ["connection.id": "\(id)", "limit": "\(limits.maxConnections)"])
             connection.reject(RPCError(.limitExceeded, "too many connections (limit \(limits.maxConnections))",
-                                       data: .object(["maxConnections": .int(limits.maxConnections)])))
+                                       data: ["limit": "maxConnections", "value": .int(limits.maxConnections)]))
             return
         }
         openedCount += 1

@@ -1,0 +1,60 @@
+import Glibc
+
+// One pair per protocol: two request/answer round trips on one connection,
+// with an id of its own. The echo floor sends the very lines promised gets.
+
+private let errorMarker = Array("\"error\":{".utf8)
+
+/// The JSON-RPC lines of pair `index` of `client` (a tag unique in the run):
+/// create, then resolve.
+func promisedPairLines(client: String, index: Int) -> (create: [UInt8], resolve: [UInt8]) {
+    let id = "c\(client)-\(index)"
+    let create = #"{"jsonrpc":"2.0","id":\#(2 * index),"method":"create","params":{"id":"\#(id)"}}"# + "\n"
+    let resolve = #"{"jsonrpc":"2.0","id":\#(2 * index + 1),"method":"resolve","params":{"id":"\#(id)","value":1}}"# + "\n"
+    return (Array(create.utf8), Array(resolve.utf8))
+}
+
+func echoSession(path: String, client: String) throws -> (Int) throws -> Void {
+    let fd = try connectUnix(path)
+    let reader = BufferedReader(fd: fd)
+    return { index in
+        let (create, resolve) = promisedPairLines(client: client, index: index)
+        try writeAll(fd, create)
+        _ = try reader.readLine()
+        try writeAll(fd, resolve)
+        _ = try reader.readLine()
+    }
+}
+
+func promisedSession(path: String, client: String) throws -> (Int) throws -> Void {
+    let fd = try connectUnix(path)
+    let reader = BufferedReader(fd: fd)
+    return { index in
+        let (create, resolve) = promisedPairLines(client: client, index: index)
+        try writeAll(fd, create)
+        let created = try reader.readLine()
+        if created.contains(bytes: errorMarker) {
+            throw SocketError(message: "create: \(String(decoding: created, as: UTF8.self))")
+        }
+        try writeAll(fd, resolve)
+        let resolved = try reader.readLine()
+        if resolved.contains(bytes: errorMarker) {
+            throw SocketError(message: "resolve: \(String(decoding: resolved, as: UTF8.self))")
+        }
+    }
+}
+
+/// SET then PUBLISH: store the value, then tell whoever listens.
+func redisSession(path: String, client: String) throws -> (Int) throws -> Void {
+    let fd = try connectUnix(path)
+    let reader = BufferedReader(fd: fd)
+    return { index in
+        let key = "c\(client)-\(index)"
+        try writeAll(fd, RESP.command(["SET", key, "1"]))
+        let set = try RESP.read(from: reader)
+        guard set == .simple("OK") else { throw SocketError(message: "SET: \(set)") }
+        try writeAll(fd, RESP.command(["PUBLISH", key, "1"]))
+        let published = try RESP.read(from: reader)
+        guard case .integer = published else { throw SocketError(message: "PUBLISH: \(published)") }
+    }
+}

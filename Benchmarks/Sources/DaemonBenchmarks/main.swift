@@ -1,0 +1,218 @@
+import Foundation
+import Glibc
+
+// The daemon against Redis and against a bare echo server, across
+// processes over Unix sockets, in one run: round trips (create+resolve
+// against SET+PUBLISH), notification fan-out to many subscribers, and the
+// memory a settled promise costs. Prints one JSON object per line:
+// {"name","value","unit","better","anchor"?,"floor"?, …}; `anchor` is the
+// Redis figure it is compared with, `floor` the echo server's.
+//
+//   DaemonBenchmarks --promised PATH [--redis-server PATH] [--seconds S]
+//                    [--clients 1,50] [--subscribers K] [--promises N]
+//                    [--only roundtrip|fanout|memory]
+
+signal(SIGPIPE, SIG_IGN)
+
+let arguments = CommandLine.arguments
+func option(_ flag: String) -> String? {
+    guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+func note(_ text: String) {
+    FileHandle.standardError.write(Data("daemon bench: \(text)\n".utf8))
+}
+
+guard let promisedPath = option("--promised").flatMap(executablePath) else {
+    note("--promised PATH (a release-built promised) is required")
+    exit(64)
+}
+let redisPath = executablePath(option("--redis-server") ?? "redis-server")
+if redisPath == nil { note("redis-server not found: Redis figures are left out") }
+let seconds = Double(option("--seconds") ?? "2.5") ?? 2.5
+let clientCounts = (option("--clients") ?? "1,50").split(separator: ",").compactMap { Int($0) }
+let openFiles = raiseOpenFileLimit()
+// The daemon and this process each hold one socket per subscriber.
+let subscribers = min(Int(option("--subscribers") ?? "10000") ?? 10000, openFiles - 256)
+let promiseCount = Int(option("--promises") ?? "1000000") ?? 1_000_000
+let only = option("--only")
+func wanted(_ section: String) -> Bool { only == nil || only == section }
+
+func emit(_ name: String, _ value: Double, _ unit: String, better: String,
+          anchor: String? = nil, floor: String? = nil, extra: [String: Int] = [:]) {
+    var fields = ["\"name\":\"\(name)\"", "\"value\":\(String(format: "%.3f", value))",
+                  "\"unit\":\"\(unit)\"", "\"better\":\"\(better)\""]
+    if let anchor { fields.append("\"anchor\":\"\(anchor)\"") }
+    if let floor { fields.append("\"floor\":\"\(floor)\"") }
+    for (key, number) in extra.sorted(by: { $0.key < $1.key }) { fields.append("\"\(key)\":\(number)") }
+    print("{" + fields.joined(separator: ",") + "}")
+}
+
+var template = Array("/tmp/daemonbench-XXXXXX".utf8CString)
+guard let directoryPointer = mkdtemp(&template) else {
+    note("cannot make a temporary directory")
+    exit(70)
+}
+let directory = String(cString: directoryPointer)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+
+func startPromised(_ name: String, maxConnections: Int) throws -> ServerProcess {
+    try ServerProcess(
+        name: "promised", executable: promisedPath,
+        arguments: ["--in-memory", "--socket", "\(directory)/\(name).sock", "--log-level", "warning",
+                    "--max-promises", "10000000", "--max-connections", "\(maxConnections)"],
+        socketPath: "\(directory)/\(name).sock", logPath: "\(directory)/\(name).log")
+}
+
+func startRedis(maxClients: Int) throws -> ServerProcess? {
+    guard let redisPath else { return nil }
+    return try ServerProcess(
+        name: "redis-server", executable: redisPath,
+        arguments: ["--port", "0", "--unixsocket", "\(directory)/redis.sock", "--unixsocketperm", "700",
+                    "--save", "", "--appendonly", "no", "--dir", directory, "--maxclients", "\(maxClients)",
+                    "--daemonize", "no", "--loglevel", "warning"],
+        socketPath: "\(directory)/redis.sock", logPath: "\(directory)/redis.log")
+}
+
+func run() throws {
+    let connections = subscribers + 64
+    let promised = try startPromised("promised", maxConnections: connections)
+    defer { promised.stop() }
+    let redis = try startRedis(maxClients: connections)
+    defer { redis?.stop() }
+
+    // 4. Round trips: create+resolve, SET+PUBLISH, two echoed lines.
+    if wanted("roundtrip") {
+        let echo = try EchoServer(path: "\(directory)/echo.sock")
+        defer { echo.stop() }
+        for clients in clientCounts {
+            var subjects: [(String, @Sendable (Int) throws -> (Int) throws -> Void)] = [
+                ("echo", { [path = echo.path] in try echoSession(path: path, client: "\(clients).\($0)") }),
+            ]
+            if let redis {
+                subjects.append(("redis", { [path = redis.socketPath] in try redisSession(path: path, client: "\(clients).\($0)") }))
+            }
+            subjects.append(("promised", { [path = promised.socketPath] in
+                try promisedSession(path: path, client: "\(clients).\($0)")
+            }))
+            for (subject, session) in subjects {
+                let result = try measureRoundTrips(
+                    clients: clients, warmUp: .milliseconds(300), duration: .seconds(seconds), makeSession: session)
+                let prefix = "daemon.c\(clients)"
+                let anchor = subject == "promised" && redis != nil ? "redis" : nil
+                let floor = subject == "echo" ? nil : "echo"
+                func related(_ other: String?, _ metric: String) -> String? {
+                    other.map { "\(prefix).\($0).\(metric)" }
+                }
+                emit("\(prefix).\(subject).pairsPerSecond", result.pairsPerSecond, "pairs/s", better: "higher",
+                     anchor: related(anchor, "pairsPerSecond"), floor: related(floor, "pairsPerSecond"),
+                     extra: ["clients": clients, "pairs": result.pairs])
+                emit("\(prefix).\(subject).p50", result.p50Microseconds, "µs", better: "lower",
+                     anchor: related(anchor, "p50"), floor: related(floor, "p50"), extra: ["clients": clients])
+                emit("\(prefix).\(subject).p99", result.p99Microseconds, "µs", better: "lower",
+                     anchor: related(anchor, "p99"), floor: related(floor, "p99"), extra: ["clients": clients])
+            }
+        }
+    }
+
+    // 5. Fan-out: one settlement, `subscribers` connections told.
+    if wanted("fanout") && subscribers > 0 {
+        let rounds = 3
+        var promisedTimes: [Double] = []
+        do {
+            let control = try connectUnix(promised.socketPath)
+            defer { close(control) }
+            for round in 0..<rounds {
+                try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"c\#(round)","method":"create","params":{"id":"fan-\#(round)"}}"#.utf8) + [10])
+                _ = try readReply(control)
+            }
+            var fds: [Int32] = []
+            defer { fds.forEach { close($0) } }
+            for _ in 0..<subscribers { fds.append(try connectUnix(promised.socketPath)) }
+            for round in 0..<rounds {
+                let subscribe = Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["fan-\#(round)"]}}"#.utf8) + [10]
+                for fd in fds { try writeAll(fd, subscribe) }
+                for fd in fds {
+                    let answer = try readReply(fd)
+                    guard answer.contains(bytes: Array("\"subscribed\":1".utf8)) else {
+                        throw SocketError(message: "subscribe: \(String(decoding: answer, as: UTF8.self))")
+                    }
+                }
+                let elapsed = try measureFanOut(fds: fds, expectedBytes: 0, untilNewline: true) {
+                    try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"r","method":"resolve","params":{"id":"fan-\#(round)","value":1}}"#.utf8) + [10])
+                }
+                _ = try readReply(control)
+                promisedTimes.append(milliseconds(elapsed))
+            }
+        }
+        var redisTimes: [Double] = []
+        if let redis {
+            let control = try connectUnix(redis.socketPath)
+            defer { close(control) }
+            var fds: [Int32] = []
+            defer { fds.forEach { close($0) } }
+            for _ in 0..<subscribers { fds.append(try connectUnix(redis.socketPath)) }
+            let subscribe = RESP.command(["SUBSCRIBE", "fan"])
+            let confirmation = Array("*3\r\n$9\r\nsubscribe\r\n$3\r\nfan\r\n:1\r\n".utf8)
+            for fd in fds { try writeAll(fd, subscribe) }
+            for fd in fds {
+                let answer = try readReply(fd, count: confirmation.count)
+                guard answer == confirmation else {
+                    throw SocketError(message: "SUBSCRIBE: \(String(decoding: answer, as: UTF8.self))")
+                }
+            }
+            let reader = BufferedReader(fd: control)
+            for _ in 0..<rounds {
+                let elapsed = try measureFanOut(
+                    fds: fds, expectedBytes: RESP.pushedMessage(channel: "fan", message: "1").count,
+                    untilNewline: false
+                ) {
+                    try writeAll(control, RESP.command(["PUBLISH", "fan", "1"]))
+                }
+                let told = try RESP.read(from: reader)
+                guard told == .integer(subscribers) else { throw SocketError(message: "PUBLISH: \(told)") }
+                redisTimes.append(milliseconds(elapsed))
+            }
+        }
+        let name = "daemon.fanout\(subscribers)"
+        emit("\(name).promised.lastSubscriber", median(promisedTimes), "ms", better: "lower",
+             anchor: redis == nil ? nil : "\(name).redis.lastSubscriber", extra: ["subscribers": subscribers])
+        if redis != nil {
+            emit("\(name).redis.lastSubscriber", median(redisTimes), "ms", better: "lower",
+                 extra: ["subscribers": subscribers])
+        }
+    }
+
+    // 7. Memory: a fresh daemon, `promiseCount` promises created and resolved.
+    if wanted("memory") {
+        let fresh = try startPromised("memory", maxConnections: 64)
+        defer { fresh.stop() }
+        let result = try measureMemory(daemon: fresh, promises: promiseCount)
+        let mib = 1024.0 * 1024.0
+        emit("daemon.memory.promised.bytesPerSettledPromise", result.bytesPerPromise, "bytes", better: "lower",
+             extra: ["promises": promiseCount])
+        emit("daemon.memory.promised.rssBefore", Double(result.residentBefore) / mib, "MiB", better: "lower")
+        emit("daemon.memory.promised.rssAfter", Double(result.residentAfter) / mib, "MiB", better: "lower",
+             extra: ["promises": promiseCount])
+        emit("daemon.pipelined.promised.requestsPerSecond", result.requestsPerSecond, "requests/s",
+             better: "higher", extra: ["batch": 1000])
+    }
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) * 1e3 + Double(attoseconds) / 1e15
+}
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    return values.sorted()[values.count / 2]
+}
+
+do {
+    try run()
+} catch {
+    note("\(error)")
+    try? FileManager.default.removeItem(atPath: directory)
+    exit(1)
+}
