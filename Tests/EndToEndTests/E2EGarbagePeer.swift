@@ -1,4 +1,5 @@
 import Foundation
+import PromiseRPC
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,16 +12,7 @@ final class E2EGarbagePeer: Sendable {
 
     init(path: String) throws {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = UnixSocketAddress(path: path)?.bind(fd) ?? -1
         guard rc == 0, listen(fd, 4) == 0 else { throw E2EHarnessError("cannot listen at \(path)") }
         listener = fd
         let done = self.done

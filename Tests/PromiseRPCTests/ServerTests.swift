@@ -254,15 +254,7 @@ struct ServerTests {
         let path = directory.path + "/p.sock"
         // Bind a socket and close it without unlinking: what a crashed daemon leaves.
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
+        #expect(UnixSocketAddress(path: path)?.bind(fd) == 0)
         Glibc.close(fd)
         #expect(FileManager.default.fileExists(atPath: path))
 

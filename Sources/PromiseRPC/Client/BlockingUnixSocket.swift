@@ -18,18 +18,10 @@ final class BlockingUnixSocket {
 
     /// Connects to the socket at `path`.
     init(connectingTo path: String) throws(PromiseClientError) {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity else {
+        guard let address = UnixSocketAddress(path: path) else {
             throw PromiseClientError(
                 .socketPathTooLong,
-                "socket path \(path) is empty or longer than \(capacity - 1) bytes")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-            raw[pathBytes.count] = 0
+                "socket path \(path) is empty or longer than \(UnixSocketAddress.maxPathBytes) bytes")
         }
 
         #if canImport(Glibc)
@@ -39,11 +31,7 @@ final class BlockingUnixSocket {
         #endif
         guard fd >= 0 else { throw PromiseClientError.systemCall("socket", errno: errno) }
 
-        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let rc = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
-        }
-        if rc != 0 {
+        if address.connect(fd) != 0 {
             let err = errno
             _ = posixClose(fd)
             throw PromiseClientError.connectFailed(path: path, errno: err)

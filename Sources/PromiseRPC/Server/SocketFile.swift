@@ -10,7 +10,7 @@ import Glibc
 /// to this user and be private, since anyone could have created it first.
 enum SocketFile {
     /// `sun_path` holds 108 bytes, the terminating NUL included.
-    static let maxPathBytes = 107
+    static let maxPathBytes = UnixSocketAddress.maxPathBytes
 
     /// Makes `path` ready for `bind`.
     static func prepare(_ path: String) throws(ServerError) {
@@ -45,18 +45,8 @@ enum SocketFile {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(maxPathBytes))
-            raw.copyBytes(from: bytes)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0 || errno == EAGAIN || errno == EINPROGRESS
+        guard let address = UnixSocketAddress(path: path) else { return false }
+        return address.connect(fd) == 0 || errno == EAGAIN || errno == EINPROGRESS
     }
 
     /// The device and inode of the socket file, to remove it at shutdown
