@@ -193,10 +193,11 @@ public final class Registry {
             }
         }
         if let connections = subscribers.removeValue(forKey: entry.id) {
+            let notification = JSONRPCResponse.notification("settled", record).serialized()
             for connectionID in connections.sorted() {
                 guard let session = sessions[connectionID] else { continue }
                 session.subscriptions.remove(entry.id)
-                session.push("settled", record)
+                session.push(serialized: notification)
             }
         }
     }
@@ -206,8 +207,9 @@ public final class Registry {
         guard entry.promise.isPending, let connections = subscribers[entry.id] else { return }
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
+        let notification = JSONRPCResponse.notification("progress", .object(params)).serialized()
         for connectionID in connections.sorted() {
-            sessions[connectionID]?.push("progress", .object(params))
+            sessions[connectionID]?.push(serialized: notification)
         }
     }
 

@@ -15,8 +15,14 @@ final class RegistrySession {
 
     /// Sends a notification; a peer that is gone or cut off just misses it.
     func push(_ method: String, _ params: JSONValue) {
+        push(serialized: JSONRPCResponse.notification(method, params).serialized())
+    }
+
+    /// Sends a notification already serialized: the same bytes go to every
+    /// subscriber, written once per event rather than once per connection.
+    func push(serialized notification: [UInt8]) {
         guard peer.isOpen else { return }
-        peer.send(JSONRPCResponse.notification(method, params).serialized())
+        peer.send(notification)
     }
 }
 
