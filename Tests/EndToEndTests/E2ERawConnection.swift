@@ -23,7 +23,11 @@ final class E2ERawConnection {
 
     /// Writes all bytes; false when the daemon closed the connection meanwhile.
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
+    func write(_ bytes: [UInt8]) -> Bool { Self.sendAll(fd, bytes) }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; false
+    /// once the peer has closed the connection (no SIGPIPE).
+    @Sendable static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }

@@ -27,20 +27,6 @@ struct HostileClientTests {
         return done
     }
 
-    /// Writes all of `bytes` to `fd`; false once the daemon has closed the connection.
-    @Sendable private static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
-    }
-
     @Test("a flooder, a 1-byte-per-100-ms sender, a full connection table and a half-closed waiter leave others answered within milliseconds")
     func othersKeepGettingAnswers() throws {
         let daemon = try E2EDaemon(extraArguments: [
@@ -64,8 +50,8 @@ struct HostileClientTests {
         let floodLine = Array(#"{"jsonrpc":"2.0","id":1,"method":"list","params":{"limit":100}}"#.utf8) + [0x0A]
         let flood = Array([[UInt8]](repeating: floodLine, count: 64).joined())
         let flooderDone = onThread {
-            guard Self.sendAll(flooderFD, subscribe.serialized() + [0x0A]) else { return }
-            while Self.sendAll(flooderFD, flood) {}
+            guard E2ERawConnection.sendAll(flooderFD, subscribe.serialized() + [0x0A]) else { return }
+            while E2ERawConnection.sendAll(flooderFD, flood) {}
         }
         var flooderEnded = false
         defer {
@@ -103,7 +89,7 @@ struct HostileClientTests {
         let slowRequest = Array(#"{"jsonrpc":"2.0","id":"slow","method":"info"}"#.utf8) + [0x0A]
         let slowDone = onThread {
             for byte in slowRequest {
-                guard Self.sendAll(slowFD, [byte]) else { return }
+                guard E2ERawConnection.sendAll(slowFD, [byte]) else { return }
                 usleep(100_000)
             }
         }

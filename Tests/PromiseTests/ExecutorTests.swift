@@ -120,12 +120,7 @@ struct ExecutorTests {
 
     @Test(".main handlers run in registration order")
     func mainOrder() async {
-        let order = Recorder<Int>()
-        let promise = Promise<Int>()
-        for index in 0..<50 { promise.then(on: .main) { _ in order.append(index) } }
-        promise.fulfill(0)
-        #expect(await eventually { order.count == 50 })
-        #expect(order.values == Array(0..<50))
+        #expect(await registrationOrder(on: .main) == Array(0..<50))
     }
 
     @Test(".main is never synchronous, even when called from the main thread")
@@ -218,12 +213,7 @@ struct ExecutorTests {
     @Test("a concurrent DispatchQueue still runs handlers registered on it in registration order")
     func concurrentQueueOrder() async {
         let queue = DispatchQueue(label: "PromiseTests.concurrentOrder", attributes: .concurrent)
-        let order = Recorder<Int>()
-        let promise = Promise<Int>()
-        for index in 0..<50 { promise.then(on: queue) { _ in order.append(index) } }
-        promise.fulfill(0)
-        #expect(await eventually { order.count == 50 })
-        #expect(order.values == Array(0..<50))
+        #expect(await registrationOrder(on: queue) == Array(0..<50))
     }
 
     // MARK: OperationQueue

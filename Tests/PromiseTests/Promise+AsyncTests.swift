@@ -146,16 +146,7 @@ struct PromiseAsyncTests {
     func cancellingPromiseCancelsTask() async {
         let started = Counter()
         let sawCancellation = Counter()
-        let promise = Promise<Int> {
-            started.add()
-            let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .seconds(5))
-            while !Task.isCancelled && clock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(2))
-            }
-            if Task.isCancelled { sawCancellation.add() }
-            return 0
-        }
+        let promise = Self.waitingForCancellation(started: started, sawCancellation: sawCancellation)
         #expect(await eventually { started.value == 1 })
         promise.cancel()
         #expect(promise.isCancelled)
@@ -168,7 +159,18 @@ struct PromiseAsyncTests {
     func cancellingChildCancelsTask() async {
         let sawCancellation = Counter()
         let started = Counter()
-        let promise = Promise<Int> {
+        let promise = Self.waitingForCancellation(started: started, sawCancellation: sawCancellation)
+        let child = promise.then { $0 + 1 }
+        #expect(await eventually { started.value == 1 })
+        child.cancel()
+        #expect(await eventually(timeout: .seconds(3)) { sawCancellation.value == 1 })
+        #expect(promise.isCancelled)
+    }
+
+    /// A promise whose async closure runs until its Task is cancelled (at
+    /// most 5 s), counting when it starts and whether it saw the cancellation.
+    static func waitingForCancellation(started: Counter, sawCancellation: Counter) -> Promise<Int> {
+        Promise<Int> {
             started.add()
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: .seconds(5))
@@ -178,11 +180,6 @@ struct PromiseAsyncTests {
             if Task.isCancelled { sawCancellation.add() }
             return 0
         }
-        let child = promise.then { $0 + 1 }
-        #expect(await eventually { started.value == 1 })
-        child.cancel()
-        #expect(await eventually(timeout: .seconds(3)) { sawCancellation.value == 1 })
-        #expect(promise.isCancelled)
     }
 
     @Test("await value on a then chain built from async closures")

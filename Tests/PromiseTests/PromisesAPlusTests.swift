@@ -109,13 +109,7 @@ struct PromisesAPlusTests {
 
     @Test("2.2.6.1: then handlers on one serial executor run in registration order")
     func thenRegistrationOrder() async {
-        let queue = DispatchQueue(label: "PromisesAPlus.order")
-        let order = Recorder<Int>()
-        let promise = Promise<Int>()
-        for index in 0..<50 { promise.then(on: queue) { _ in order.append(index) } }
-        promise.fulfill(0)
-        #expect(await eventually { order.count == 50 })
-        #expect(order.values == Array(0..<50))
+        #expect(await registrationOrder(on: DispatchQueue(label: "PromisesAPlus.order")) == Array(0..<50))
     }
 
     @Test("2.2.6.2: recover handlers on one serial executor run in registration order")

@@ -120,3 +120,14 @@ extension Promise {
         return nil
     }
 }
+
+/// Registers 50 `then` handlers on `executor`, fulfils, and returns the
+/// order they ran in once all have (nil if they did not all run in time).
+func registrationOrder(on executor: some Executor) async -> [Int]? {
+    let order = Recorder<Int>()
+    let promise = Promise<Int>()
+    for index in 0..<50 { promise.then(on: executor) { _ in order.append(index) } }
+    promise.fulfill(0)
+    guard await eventually({ order.count == 50 }) else { return nil }
+    return order.values
+}
