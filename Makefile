@@ -4,8 +4,8 @@
 SWIFT        ?= swift
 SOCKET       ?=
 TSAN_SCRATCH ?= .build-tsan
-# Debian packages the build needs: libuv for the daemon, pkg-config to find it.
-APT_PACKAGES := libuv1-dev pkg-config
+# Debian packages the build needs: libuv for the daemon, SQLite for its store, pkg-config to find them.
+APT_PACKAGES := libuv1-dev libsqlite3-dev pkg-config
 
 .PHONY: deps build release run test test-debug test-tsan bench clean
 

@@ -14,12 +14,14 @@ let package = Package(
     products: [
         .library(name: "Promise", targets: ["Promise"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
+        .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
         .executable(name: "promisectl", targets: ["promisectl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,10 +42,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The daemon's durable store, apart from PromiseRPC so that promisectl
+        // and other clients of the protocol do not link SQLite.
+        .target(
+            name: "PromiseSQLiteStore",
+            dependencies: [
+                "PromiseRPC",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "promised",
             dependencies: [
                 "PromiseRPC",
+                "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -68,8 +81,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "PromiseSQLiteStoreTests",
+            dependencies: [
+                "PromiseSQLiteStore",
+                "PromiseRPC",
+                // To plant corrupt rows and inspect the file behind the store's back.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["PromiseRPC", "promised", "promisectl"],
+            dependencies: ["PromiseRPC", "PromiseSQLiteStore", "promised", "promisectl"],
             swiftSettings: strictSettings
         ),
     ]

@@ -5,7 +5,7 @@
 # counts exactly, however busy the machine is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh libuv1-dev pkg-config valgrind python3 redis-server
+scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 redis-server
 
 mkdir -p bench
 (cd Benchmarks && swift build -c release --product CoreBenchmarks &&

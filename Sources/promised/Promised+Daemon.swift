@@ -1,5 +1,8 @@
+import Dispatch
+import Foundation
 import Logging
 import PromiseRPC
+import PromiseSQLiteStore
 
 extension Promised {
     /// The limits from the command line, the rest at their defaults.
@@ -14,21 +17,64 @@ extension Promised {
         return limits
     }
 
-    /// Says where promises are kept. The durable store is not built yet.
-    func logStorage(_ logger: Logger) {
-        if inMemory { return }
-        logger.warning("The durable store is not implemented yet: promises are kept in memory only",
-                       metadata: store.map { ["store": "\($0)"] } ?? [:])
+    /// The store, unless `--in-memory`: `--store`, else the default folder.
+    func openStore(_ logger: Logger) throws -> (any PromiseStore)? {
+        if inMemory {
+            logger.info("Keeping promises in memory only (--in-memory): nothing survives a restart")
+            return nil
+        }
+        let directory = store ?? SQLitePromiseStore.defaultDirectory()
+        do {
+            return try SQLitePromiseStore(directory: directory)
+        } catch {
+            throw ValidationErrorWithoutUsage("cannot open the store in \(directory): \(error)")
+        }
     }
 
-    /// Serves until SIGTERM/SIGINT: the registry and the dispatcher are built
-    /// on the loop thread, where they live.
+    /// Loads the store, then serves until SIGTERM/SIGINT. The registry and
+    /// the dispatcher are built (and the promises restored) on the loop
+    /// thread, where they live, before the first client is served.
     func serve(limits: DaemonLimits, logger: Logger) throws {
+        // A store that hits a file-size limit must fail its write, not kill the daemon.
+        signal(SIGXFSZ, SIG_IGN)
+        let store = try openStore(logger)
+        var stored: [StoredPromise] = []
+        if let store {
+            do {
+                stored = try store.load()
+            } catch {
+                throw ValidationErrorWithoutUsage("cannot read the store \(store.location): \(error)")
+            }
+        }
         let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger)
+        let retain = retain.milliseconds
+        let loaded = stored
         try server.run { context in
+            let journal = store.map { store in
+                GroupCommit(store: store, loop: context.executor,
+                            writer: DispatchQueue(label: "promised.store", qos: .userInitiated),
+                            services: context.services, logger: context.logger)
+            }
             let registry = Registry(limits: context.limits, services: context.services,
-                                    executor: context.executor, logger: context.logger)
+                                    executor: context.executor, journal: journal, logger: context.logger)
+            registry.retain(forMilliseconds: retain)
+            let summary = registry.restore(loaded)
+            if let store {
+                context.logger.info("Store loaded", metadata: [
+                    "store": "\(store.location)", "pending": "\(summary.pending)",
+                    "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
+                ])
+            }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)
         }
+    }
+}
+
+/// A start-up failure reported as one line, without the usage text.
+struct ValidationErrorWithoutUsage: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }

@@ -16,11 +16,14 @@ struct Promised: ParsableCommand {
             The socket is --socket, else $PROMISED_SOCKET, else \
             $XDG_RUNTIME_DIR/promised.sock, else /tmp/promised-<uid>/promised.sock.
 
-            The durable store is not implemented yet: promises are kept in memory \
-            whatever --store says.
+            Promises are durable by default: every change is in the store (SQLite, \
+            in --store, else $XDG_STATE_HOME/promised, else ~/.local/state/promised) \
+            before it is acknowledged, and a restarted daemon carries on where it \
+            stopped. Settled promises are kept for --retain. See docs/DURABILITY.md.
 
             Examples:
-              promised --in-memory
+              promised
+              promised --in-memory --retain 10m
               promised --socket /tmp/p.sock --log-level debug
               echo '{"jsonrpc":"2.0","id":1,"method":"info"}' | socat - UNIX-CONNECT:/tmp/p.sock
             """)
@@ -29,12 +32,17 @@ struct Promised: ParsableCommand {
     var socket: String?
 
     @Option(help: ArgumentHelp(
-        "Where to keep promises across restarts. Not implemented yet: accepted, and memory is used.",
+        "The folder to keep promises in across restarts (default: $XDG_STATE_HOME/promised or ~/.local/state/promised).",
         valueName: "path"))
     var store: String?
 
     @Flag(help: "Keep promises in memory only; nothing survives a restart.")
     var inMemory = false
+
+    @Option(help: ArgumentHelp(
+        "How long settled promises are kept before they are dropped: a number with ms, s, m, h or d.",
+        valueName: "duration"))
+    var retain = RetentionPeriod(milliseconds: 24 * 3_600_000)
 
     @Option(help: "How much to log to stderr.")
     var logLevel: LogLevel = .info
@@ -81,7 +89,6 @@ struct Promised: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "promised")
-        logStorage(logger)
         try serve(limits: limits, logger: logger)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Promise
 import PromiseRPC
@@ -111,6 +112,21 @@ final class RPCFakeLoop: LoopServices {
     var liveTimers: Int { timers.filter { $0.body != nil }.count }
 }
 
+/// An executor that queues work until ``drain()``: the loop thread's turns, played by the test.
+final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue`.
+    private let lock = NSLock()
+    private var queue: [@Sendable () -> Void] = []
+
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        lock.withLock { queue.append(work) }
+    }
+
+    /// Runs queued work, and what that work queues, until none is left.
+    func drain() {
+        while let work = lock.withLock({ queue.isEmpty ? nil : queue.removeFirst() }) { work() }
+    }
+}
+
 /// A dispatcher over a registry with fake loop services and the `.inline`
 /// executor: the test's thread plays the loop thread.
 final class RPCHarness {
@@ -121,11 +137,27 @@ final class RPCHarness {
     private var nextConnection: UInt64 = 1
     private var nextRequest = 1
 
-    init(limits: DaemonLimits = DaemonLimits()) {
+    /// The loop side of the group commit, when durable: run by ``settleStore()``.
+    let journalLoop = RPCManualExecutor()
+
+    /// - Parameter store: Makes the registry durable: commits run inline on
+    ///   the test's thread when ``settleStore()`` runs the journal's loop work,
+    ///   which every ``send(_:from:)`` does.
+    init(limits: DaemonLimits = DaemonLimits(), store: MemoryPromiseStore? = nil) {
         self.limits = limits
         let logger = Logger(label: "test.registry") { _ in SwiftLogNoOpLogHandler() }
-        registry = Registry(limits: limits, services: loop, executor: .inline, logger: logger)
+        let journalLoop = self.journalLoop
+        let loop = self.loop
+        let journal = store.map { store in
+            GroupCommit(store: store, loop: journalLoop, writer: .inline, services: loop, logger: logger)
+        }
+        registry = Registry(limits: limits, services: loop, executor: .inline, journal: journal, logger: logger)
         dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
+    }
+
+    /// Runs the journal's pending loop work: cuts, commits and releases what they held.
+    func settleStore() {
+        journalLoop.drain()
     }
 
     /// Opens a new connection.
@@ -144,6 +176,7 @@ final class RPCHarness {
     /// Sends one raw line.
     func send(_ line: String, from peer: RPCFakePeer) {
         dispatcher.handle(line: Array(line.utf8), from: peer)
+        settleStore()
     }
 
     /// Sends a request with a fresh id; returns that id.

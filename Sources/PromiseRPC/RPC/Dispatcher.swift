@@ -122,9 +122,17 @@ public final class Dispatcher: RPCHandler {
             data: ["limit": "maxValueDepth", "value": .int(limits.maxValueDepth)])
     }
 
+    /// The methods that change promises: refused while the store cannot write.
+    static let changingMethods: Set<String> = [
+        "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
+    ]
+
     /// Runs `method`; nil when the answer comes later (or never, for a notification).
     private func route(_ method: String, _ params: RPCParams, _ call: RegistryCall) throws -> JSONValue? {
-        switch method {
+        if let journal = registry.journal, let failure = journal.failure, Self.changingMethods.contains(method) {
+            throw Self.storeError(failure, journal.store)
+        }
+        return switch method {
         case "create": try registry.create(params, call)
         case "resolve": try registry.resolve(params)
         case "reject": try registry.reject(params)
@@ -144,9 +152,50 @@ public final class Dispatcher: RPCHandler {
         }
     }
 
+    /// Sends `message` once every change made so far is stored: no answer
+    /// reveals what a crash could undo. When that change could not be
+    /// stored, the answers that acknowledged it become -32603 errors.
     private func send(_ message: JSONValue, to peer: any RPCPeer) {
+        guard let journal = registry.journal else { return transmit(message, to: peer) }
+        journal.deliver { [weak self] failure in
+            guard let failure else {
+                self?.transmit(message, to: peer)
+                return
+            }
+            self?.transmit(Self.withResultsRefused(message, Self.storeError(failure, journal.store)), to: peer)
+        }
+    }
+
+    private func transmit(_ message: JSONValue, to peer: any RPCPeer) {
         guard peer.isOpen else { return }
         peer.send(message.serialized())
+    }
+
+    /// `message` with each successful answer in it replaced by `error`.
+    private static func withResultsRefused(_ message: JSONValue, _ error: RPCError) -> JSONValue {
+        switch message {
+        case .array(let answers):
+            return .array(answers.map { withResultsRefused($0, error) })
+        case .object(let members) where members["result"] != nil:
+            return JSONRPCResponse.error(members["id"] ?? .null, error)
+        default:
+            return message
+        }
+    }
+
+    /// -32603 for a store that cannot write.
+    static func storeError(_ failure: PromiseStoreError, _ store: any PromiseStore) -> RPCError {
+        RPCError(
+            .internalError, "the store cannot write: \(failure.message)",
+            data: ["reason": .string(failure.message), "store": .string(store.location)])
+    }
+
+    /// Stops: rejects what cannot go on without the daemon (running
+    /// commands), then calls `done` once every change is stored.
+    public func stop(_ done: @escaping () -> Void) {
+        registry.prepareToStop()
+        guard let journal = registry.journal else { return done() }
+        journal.flush(done)
     }
 
     private static func isJSONWhitespace(_ byte: UInt8) -> Bool {

@@ -7,4 +7,13 @@ public protocol RPCHandler: AnyObject {
     func handle(line: [UInt8], from peer: any RPCPeer)
     /// The client is gone: closed, errored, or cut off. Called once per opened peer.
     func connectionClosed(_ peer: any RPCPeer)
+    /// The server is stopping: it accepts no one new, and closes the open
+    /// connections once `done` is called (or after a bounded wait). The
+    /// daemon's dispatcher writes what is left to its store here.
+    func stop(_ done: @escaping () -> Void)
+}
+
+extension RPCHandler {
+    /// Nothing to finish: done at once.
+    public func stop(_ done: @escaping () -> Void) { done() }
 }

@@ -13,6 +13,11 @@ final class ExecJob {
     /// Set when the child was cancelled: a handler that runs afterwards
     /// must not start the command.
     var cancelled = false
+    /// Set when the command is about to start; stored before it does, so
+    /// that a restarted daemon never runs it a second time.
+    var started = false
+    /// What the command's outcome settles, and the child follows, once started.
+    var outcome: Promise<JSONValue>?
     /// The child it settles, once `then` has made it: a child settled by
     /// other means (a client's `resolve`) does not start the command.
     weak var child: Promise<JSONValue>?

@@ -24,16 +24,24 @@ extension Registry {
         if let existing { return record(existing) }
         try reserve()
 
+        let entry = register(
+            combined(method, policy: policy, inputs), id: id, kind: .combinator(method), inputIDs: ids, name: name)
+        entry.policy = policy
+        return record(entry)
+    }
+
+    /// The core combinator `method` (with `policy`, for `all`) over `inputs`:
+    /// at a request, and again at start-up for a combinator stored pending.
+    func combined(_ method: String, policy: String?, _ inputs: [RemotePromise]) -> Promise<JSONValue> {
         let promises = inputs.map(\.promise)
-        let combined: Promise<JSONValue>
         switch method {
         case "any":
-            combined = Promise<JSONValue>.any(promises)
+            return Promise<JSONValue>.any(promises)
         case "race":
-            combined = Promise<JSONValue>.race(promises)
+            return Promise<JSONValue>.race(promises)
         case "allSettled":
             let boxedInputs = LoopBound(inputs)
-            combined = Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
+            return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
                 JSONValue.array(zip(boxedInputs.value, results).map { input, result in
                     Self.settledElement(input, result)
                 })
@@ -41,18 +49,17 @@ extension Registry {
         default:
             switch policy {
             case "nulls":
-                combined = Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
+                return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
                     JSONValue.array(values.map { $0 ?? .null })
                 }
             case "all-errors":
-                combined = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { .array($0) }
             case "ignore-errors":
-                combined = Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { .array($0) }
             default:
-                combined = Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { .array($0) }
             }
         }
-        return record(register(combined, id: id, kind: .combinator(method), inputIDs: ids, name: name))
     }
 
     /// One element of an `allSettled` value: `{"id","state","value"|"reason"}`.

@@ -16,10 +16,9 @@ extension Registry {
         let entry = register(Promise<JSONValue>(), id: id, kind: .created, name: name)
         if let timeout {
             entry.timeoutMilliseconds = timeout
-            let promise = entry.promise
-            entry.timeoutTimer = services.schedule(afterMilliseconds: timeout) {
-                promise.reject(PromiseError.timedOut)
-            }
+            let (deadline, overflow) = entry.created.addingReportingOverflow(Int64(clamping: timeout))
+            entry.deadline = overflow ? .max : deadline
+            armTimeout(entry, afterMilliseconds: timeout)
         }
         if lease {
             entry.leaseHolder = call.connectionID
@@ -63,8 +62,18 @@ extension Registry {
         let message = try params.string("message")
         guard entry.promise.isPending else { throw alreadySettled(entry) }
         if let message { entry.progressMessage = message }
+        entry.reportedProgress = fraction
         entry.promise.reportProgress(fraction)
+        journal?.touch(entry.id)
         return record(entry)
+    }
+
+    /// Rejects `entry` with a timeout in `milliseconds` unless it settles first.
+    func armTimeout(_ entry: RemotePromise, afterMilliseconds milliseconds: UInt64) {
+        let promise = entry.promise
+        entry.timeoutTimer = services.schedule(afterMilliseconds: milliseconds) {
+            promise.reject(PromiseError.timedOut)
+        }
     }
 
     /// -32002 for `entry`, with its record as data.

@@ -72,26 +72,53 @@ extension Registry {
                 pending.append(.string(id))
                 continue
             }
-            // Its observer may not have run yet (it hops onto the loop): act on it now.
-            didSettle(entry)
-            entries[id] = nil
+            remove(entry)
             forgotten += 1
-        }
-        if order.count > 64 && entries.count < order.count / 2 {
-            order.removeAll { entries[$0.id] !== $0 }
         }
         return ["forgotten": .int(forgotten), "pending": .array(pending)]
     }
 
-    /// `info` → `{"version","protocol","promises","connections","limits",…}`.
+    /// Drops the settled `entry` from memory and from the store.
+    func remove(_ entry: RemotePromise) {
+        // Its observer may not have run yet (it hops onto the loop): act on it now.
+        didSettle(entry)
+        entries[entry.id] = nil
+        settledCount -= 1
+        journal?.touch(entry.id)
+        if order.count > 64 && entries.count < order.count / 2 {
+            order.removeAll { entries[$0.id] !== $0 }
+        }
+    }
+
+    /// `info` → `{"version","protocol","promises","pending","settled","collected",
+    /// "connections","runningProcesses","limits","store"}`.
     func info(connections: Int) -> JSONValue {
         [
             "version": .string(PromiseProtocol.daemonVersion),
             "protocol": .int(PromiseProtocol.version),
             "promises": .int(entries.count),
+            "pending": .int(entries.count - settledCount),
+            "settled": .int(settledCount),
+            "collected": .int(collectedCount),
             "connections": .int(connections),
             "runningProcesses": .int(runningProcesses),
             "limits": limits.json,
+            "store": storeInfo,
+        ]
+    }
+
+    /// Where promises are kept and whether that works, for `info`.
+    private var storeInfo: JSONValue {
+        let retain: JSONValue = retainMilliseconds.map { .int(Int($0)) } ?? .null
+        guard let journal else { return ["location": "none", "durable": false, "retainMs": retain] }
+        return [
+            "location": .string(journal.store.location),
+            "durable": true,
+            "writable": .bool(journal.failure == nil),
+            "error": journal.failure.map { .string($0.message) } ?? .null,
+            "commits": .int(journal.commitCount),
+            "changes": .int(journal.changeCount),
+            "retainMs": retain,
         ]
     }
 }

@@ -32,17 +32,27 @@ extension Registry {
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return record(existing) }
         try reserve()
+        let spec = argv.map { argv in
+            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
+        }
+        return record(makeChild(of: parent, id: id, on: on, exec: spec))
+    }
 
-        guard let argv else {
+    /// Makes and registers the `then` child `id` of `parent`: at a `then`
+    /// request, and again at start-up for a child stored pending (`restoring`).
+    @discardableResult
+    func makeChild(
+        of parent: RemotePromise, id: String, on: String, exec spec: ProcessSpec?, restoring stored: StoredPromise? = nil
+    ) -> RemotePromise {
+        guard let spec else {
             // Pure and loop-free, so `.inline`: the child is settled as soon as its parent is.
             let child = parent.promise.then(on: .inline) { value in value }
-            return record(register(child, id: id, kind: .then(on: on, exec: false), parentID: parentID))
+            return register(child, id: id, kind: .then(on: on, exec: false), parentID: parent.id, restoring: stored)
         }
-        let job = ExecJob(
-            spec: ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes))
+        let job = ExecJob(spec: spec)
         let child = execChild(of: parent, on: on, job: job, childID: id)
         job.child = child
-        let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parentID)
+        let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parent.id, restoring: stored)
         entry.job = job
         let boxedJob = LoopBound(job)
         let grace = limits.killGraceMilliseconds
@@ -50,7 +60,7 @@ extension Registry {
             boxedJob.value.cancelled = true
             boxedJob.value.process?.terminate(graceMilliseconds: grace)
         }
-        return record(entry)
+        return entry
     }
 
     /// What a `settled` command is told about its parent.
@@ -109,8 +119,38 @@ extension Registry {
         spec.env = ["PROMISE_ID": parentID, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
             .merging(job.spec.env) { _, chosen in chosen }
         let result = Promise<JSONValue>()
-        let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         runningProcesses += 1
+        job.started = true
+        job.outcome = result
+        guard let journal else {
+            launch(job, spec, settling: result, childID: childID)
+            return result
+        }
+        // Write-ahead: the mark that the command started is stored before it starts, so a
+        // daemon that dies while it runs is restarted knowing not to run it a second time.
+        journal.touch(childID)
+        journal.afterCommit { [weak self, weak job] failure in
+            guard let self else { return }
+            guard let job, !job.cancelled, !isStopping, failure == nil else {
+                runningProcesses -= 1
+                if let failure {
+                    result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))"))
+                } else if isStopping, let job {
+                    result.reject(Self.interruptedCommand(job.spec.argv))
+                } else {
+                    result.reject(CancellationError())
+                }
+                return
+            }
+            launch(job, spec, settling: result, childID: childID)
+        }
+        return result
+    }
+
+    /// Starts the process of `job` (counted in `runningProcesses` already)
+    /// and settles `result` from its outcome.
+    private func launch(_ job: ExecJob, _ spec: ProcessSpec, settling result: Promise<JSONValue>, childID: String) {
+        let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         let maxDepth = limits.maxValueDepth
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
@@ -133,6 +173,5 @@ extension Registry {
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",
                 data: ["exitStatus": 127]))
         }
-        return result
     }
 }

@@ -42,22 +42,42 @@ public final class Registry {
     /// `wait` requests per id, including ids not created yet.
     var waiters: [String: [Waiter]] = [:]
     var runningProcesses = 0
+    /// Set by ``prepareToStop()``: no command starts any more.
+    var isStopping = false
     var nextGeneratedID = 1
     /// Pushes to send once the current answer is out (see ``runDeferred()``).
     var deferred: [() -> Void] = []
-    /// Milliseconds since 1970, for `created` and `settled`.
+    /// Milliseconds since 1970, for `created`, `settled` and deadlines.
     var now: () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// Where changes are made durable; nil keeps everything in memory only.
+    public let journal: GroupCommit?
+    /// Settled promises in the order they settled, for garbage collection
+    /// (``Registry/collectExpired()``); `retentionStart` is the first not yet looked at.
+    var retentionQueue: [RemotePromise] = []
+    var retentionStart = 0
+    /// How long settled promises are kept; nil keeps them until forgotten.
+    public internal(set) var retainMilliseconds: Int64?
+    var retentionTimer: (any ScheduledTimer)?
+    /// Settled promises held (the rest are pending).
+    var settledCount = 0
+    /// Settled promises garbage-collected since start.
+    var collectedCount = 0
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.
     ///   - services: Timers and processes, delivered on the loop thread.
     ///   - executor: Where core handlers run: must be the loop thread.
+    ///   - journal: Makes changes durable before they are acknowledged; nil for memory only.
     ///   - logger: For settlements and processes (debug and info levels).
-    public init(limits: DaemonLimits, services: any LoopServices, executor: any Executor, logger: Logger) {
+    public init(limits: DaemonLimits, services: any LoopServices, executor: any Executor,
+                journal: GroupCommit? = nil, logger: Logger) {
         self.limits = limits
         self.services = services
         self.executor = executor
+        self.journal = journal
         self.logger = logger
+        journal?.snapshot = { [unowned self] id in entries[id]?.stored(now: now()) }
     }
 
     /// How many promises it holds.
@@ -67,7 +87,7 @@ public final class Registry {
 
     /// Starts tracking a connection (its subscriptions, waiters and leases).
     func connect(_ peer: any RPCPeer) {
-        sessions[peer.connectionID] = RegistrySession(peer: peer)
+        sessions[peer.connectionID] = RegistrySession(peer: peer, journal: journal)
     }
 
     /// Forgets a connection: its waiters are dropped, its subscriptions
@@ -89,6 +109,19 @@ public final class Registry {
             if entry.promise.reject(rejection) {
                 logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
             }
+        }
+    }
+
+    /// The daemon is stopping: `then … exec` children whose command is
+    /// running (or about to start) are rejected, saying why, since the
+    /// server is about to stop their processes; a restart does not run them again.
+    func prepareToStop() {
+        isStopping = true
+        for entry in order where entries[entry.id] === entry && entry.promise.isPending {
+            guard let job = entry.job, let outcome = job.outcome else { continue }
+            job.cancelled = true
+            // The child has adopted `outcome`: settling that settles the child.
+            outcome.reject(Self.interruptedCommand(job.spec.argv))
         }
     }
 
@@ -145,25 +178,45 @@ public final class Registry {
     }
 
     /// Adds `promise` under `id` and hangs the registry's observers on it.
+    /// `restoring` is the stored promise it is rebuilt from at start-up:
+    /// it keeps its sequence, timestamps and settlement, and is not written again.
     @discardableResult
     func register(
         _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
-        inputIDs: [String]? = nil, name: String? = nil
+        inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
+        let sequence = stored?.sequence ?? nextSequence
         let entry = RemotePromise(
-            id: id, promise: promise, kind: kind, sequence: nextSequence, parentID: parentID,
-            inputIDs: inputIDs, name: name, created: now())
-        nextSequence += 1
+            id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
+            inputIDs: inputIDs, name: name, created: stored?.created ?? now())
+        nextSequence = max(nextSequence, sequence + 1)
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
         promise.name = id
+        if let stored, !stored.isPending {
+            // Settled before the restart: waiters, subscribers and timers cannot exist yet.
+            entry.settled = stored.settled
+            entry.settlementHandled = true
+            settledCount += 1
+            return entry
+        }
         let registry = WeakLoopBound(self)
         let boxed = LoopBound(entry)
         // Observers, not children: they leave the core's cancellation rules as they are.
         promise.onSettled(on: executor) { _ in registry.value?.didSettle(boxed.value) }
         promise.onProgress(on: executor) { fraction in registry.value?.didProgress(boxed.value, fraction) }
-        logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
+        if let journal {
+            // Settlements happen on the loop thread (requests, timers, process exits, and the
+            // core's inline propagation from them), so `.inline` runs there — and at once, before
+            // the answer that caused the settlement is delivered, as it must be to be held back.
+            let boxedJournal = LoopBound(journal)
+            promise.onSettled(on: .inline) { _ in boxedJournal.value.touch(id) }
+        }
+        if stored == nil {
+            journal?.touch(id)
+            logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
+        }
         return entry
     }
 
@@ -180,6 +233,8 @@ public final class Registry {
         guard !entry.settlementHandled else { return }
         entry.settlementHandled = true
         if entry.settled == nil { entry.settled = now() }
+        settledCount += 1
+        if retainMilliseconds != nil && entries[entry.id] === entry { retentionQueue.append(entry) }
         entry.timeoutTimer?.cancel()
         entry.timeoutTimer = nil
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }

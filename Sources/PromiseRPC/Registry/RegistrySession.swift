@@ -2,6 +2,8 @@
 /// and what must be undone when it closes. Loop thread only.
 final class RegistrySession {
     let peer: any RPCPeer
+    /// Holds notifications back until what they tell is stored; nil in memory.
+    let journal: GroupCommit?
     /// Ids this connection is subscribed to (existing or not yet created).
     var subscriptions: Set<String> = []
     /// Its pending `wait` requests.
@@ -9,8 +11,9 @@ final class RegistrySession {
     /// Pending promises it created with `lease: true`.
     var leases: Set<String> = []
 
-    init(peer: any RPCPeer) {
+    init(peer: any RPCPeer, journal: GroupCommit?) {
         self.peer = peer
+        self.journal = journal
     }
 
     /// Sends a notification; a peer that is gone or cut off just misses it.
@@ -21,8 +24,14 @@ final class RegistrySession {
     /// Sends a notification already serialized: the same bytes go to every
     /// subscriber, written once per event rather than once per connection.
     func push(serialized notification: [UInt8]) {
-        guard peer.isOpen else { return }
-        peer.send(notification)
+        guard let journal else {
+            if peer.isOpen { peer.send(notification) }
+            return
+        }
+        let peer = self.peer
+        journal.deliver { _ in
+            if peer.isOpen { peer.send(notification) }
+        }
     }
 }
 

@@ -37,7 +37,14 @@ final class RemotePromise {
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
     var settlementHandled = false
     var progressMessage: String?
+    /// The fraction last given with the `progress` method (what is stored;
+    /// a combinator's progress is derived from its inputs).
+    var reportedProgress: Double?
     var timeoutMilliseconds: UInt64?
+    /// When the timeout rejects it: milliseconds since 1970, kept across restarts.
+    var deadline: Int64?
+    /// An `all`'s policy.
+    var policy: String?
     var timeoutTimer: (any ScheduledTimer)?
     /// The connection whose closing rejects this promise while pending.
     var leaseHolder: UInt64?

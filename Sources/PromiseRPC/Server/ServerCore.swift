@@ -9,6 +9,8 @@ final class ServerCore {
     static let shutdownFlushMilliseconds: UInt64 = 2_000
     /// How often a stopping daemon checks whether every client and process is gone.
     static let shutdownPollMilliseconds: UInt64 = 20
+    /// How long a stopping daemon waits for its handler to finish (to write its store).
+    static let handlerStopMilliseconds: UInt64 = 5_000
 
     let socketPath: String
     let limits: DaemonLimits
@@ -24,6 +26,7 @@ final class ServerCore {
     private var nextConnectionID: UInt64 = 1
     private var signalWatchers: [UVSignal] = []
     private var shutdownTimer: UVTimer?
+    private var handlerStopTimer: UVTimer?
     private var shutdownDeadline: UInt64 = 0
     private(set) var isStopping = false
     private var isFinished = false
@@ -154,6 +157,28 @@ final class ServerCore {
                                            "processes": "\(services.runningCount)"])
         listener.close()
         SocketFile.remove(socketPath, ifIdentity: socketIdentity)
+        guard let handler else { return closeConnections() }
+        // The handler finishes first (the daemon stores what is left), within a bounded time.
+        var stopped = false
+        let proceed = { [unowned self] in
+            guard !stopped, !isFinished else { return }
+            stopped = true
+            handlerStopTimer?.close()
+            handlerStopTimer = nil
+            closeConnections()
+        }
+        if let timer = try? UVTimer(loop: loop) {
+            handlerStopTimer = timer
+            timer.start(afterMilliseconds: Self.handlerStopMilliseconds) {
+                self.logger.warning("The request handler did not finish stopping in time")
+                proceed()
+            }
+        }
+        handler.stop(proceed)
+    }
+
+    /// Signals processes, lets clients read what is queued for them, then finishes.
+    private func closeConnections() {
         services.terminateAll(graceMilliseconds: limits.killGraceMilliseconds)
         for connection in Array(connections.values) {
             connection.closeAfterFlush(timeoutMilliseconds: Self.shutdownFlushMilliseconds)
@@ -189,6 +214,8 @@ final class ServerCore {
         flushQueue.close()
         shutdownTimer?.close()
         shutdownTimer = nil
+        handlerStopTimer?.close()
+        handlerStopTimer = nil
         signalWatchers.forEach { $0.close() }
         signalWatchers = []
         handler = nil

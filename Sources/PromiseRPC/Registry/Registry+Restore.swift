@@ -1,0 +1,163 @@
+import Logging
+import Promise
+
+/// Start-up: rebuilding the registry from what a store kept
+/// (docs/DURABILITY.md, "Restart").
+extension Registry {
+    /// What ``restore(_:)`` did, for the start-up log.
+    public struct RestoreSummary: Sendable, Hashable {
+        public var pending = 0
+        public var settled = 0
+        /// Pending promises that could not be carried over (a lease, a running
+        /// command, a missing parent or input) and were rejected, saying why.
+        public var rejected = 0
+    }
+
+    /// The reason given to a `then … exec` child whose command was running
+    /// when the daemon stopped: it is not run a second time.
+    static func interruptedCommand(_ argv: [String]) -> RemoteRejection {
+        RemoteRejection(
+            message: "not run again: its command was running when the daemon stopped",
+            data: ["exec": .array(argv.map(JSONValue.string))])
+    }
+
+    /// Rebuilds the promises of a store, in creation order: settled ones as
+    /// they were, pending ones pending, with their `then` links and
+    /// combinators re-armed and their timeouts running to the same deadlines.
+    /// Leased promises (their connection is gone) and `exec` children whose
+    /// command had started are rejected, saying why. Call once, on the loop
+    /// thread, before serving.
+    ///
+    /// ```swift
+    /// let summary = registry.restore(try store.load())
+    /// logger.info("Loaded", metadata: ["pending": "\(summary.pending)"])
+    /// ```
+    @discardableResult
+    public func restore(_ stored: [StoredPromise]) -> RestoreSummary {
+        var summary = RestoreSummary()
+        var rejections: [(RemotePromise, RemoteRejection)] = []
+        let now = now()
+        for promise in stored.sorted(by: { $0.sequence < $1.sequence }) {
+            guard entries[promise.id] == nil else { continue }
+            let (entry, rejection) = rebuild(promise, now: now)
+            if promise.isPending { summary.pending += 1 } else { summary.settled += 1 }
+            if let rejection { rejections.append((entry, rejection)) }
+            if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
+        }
+        if retainMilliseconds != nil {
+            retentionQueue = order.filter { !$0.promise.isPending }.sorted { ($0.settled ?? 0) < ($1.settled ?? 0) }
+            retentionStart = 0
+        }
+        // Once every promise is back, so that what these settle finds its children in place.
+        for (entry, rejection) in rejections where entry.promise.reject(rejection) {
+            summary.rejected += 1
+            logger.info("Rejected at start-up", metadata: ["promise.id": "\(entry.id)", "reason": "\(rejection.message)"])
+        }
+        return summary
+    }
+
+    /// One stored promise back in the registry, and the rejection it gets
+    /// once all are back (nil when it carries on as it was).
+    private func rebuild(_ stored: StoredPromise, now: Int64) -> (RemotePromise, RemoteRejection?) {
+        guard stored.isPending else {
+            let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
+                                 parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
+                                 restoring: stored)
+            fill(entry, from: stored)
+            return (entry, nil)
+        }
+        var rejection: RemoteRejection?
+        let entry: RemotePromise
+        switch stored.kind {
+        case "then" where stored.execStarted:
+            // Its command may have done its work, or part of it: it is not run a second time.
+            entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
+                             name: stored.name, restoring: stored)
+            rejection = Self.interruptedCommand(stored.exec ?? [])
+        case "then":
+            if let parentID = stored.parentID, let parent = entries[parentID] {
+                let spec = stored.exec.map { argv in
+                    ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:],
+                                outputLimit: limits.maxProcessOutputBytes)
+                }
+                entry = makeChild(of: parent, id: stored.id, on: stored.on ?? "fulfilled", exec: spec, restoring: stored)
+            } else {
+                entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
+                                 name: stored.name, restoring: stored)
+                rejection = RemoteRejection(
+                    message: "cannot be restored: its parent \"\(stored.parentID ?? "")\" is no longer stored")
+            }
+        case "all", "any", "race", "allSettled":
+            let inputIDs = stored.inputIDs ?? []
+            let inputs = inputIDs.compactMap { entries[$0] }
+            if inputs.count == inputIDs.count {
+                entry = register(combined(stored.kind, policy: stored.policy, inputs), id: stored.id,
+                                 kind: .combinator(stored.kind), inputIDs: inputIDs, name: stored.name,
+                                 restoring: stored)
+            } else {
+                entry = register(Promise(), id: stored.id, kind: .combinator(stored.kind), inputIDs: inputIDs,
+                                 name: stored.name, restoring: stored)
+                let missing = inputIDs.first { entries[$0] == nil || entries[$0] === entry } ?? ""
+                rejection = RemoteRejection(message: "cannot be restored: its input \"\(missing)\" is no longer stored")
+            }
+        default:
+            entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)
+            if stored.lease {
+                rejection = RemoteRejection(message: "lease expired: the daemon restarted")
+            }
+        }
+        fill(entry, from: stored)
+        if let progress = stored.progress {
+            entry.reportedProgress = progress
+            entry.promise.reportProgress(progress)
+        }
+        if rejection == nil, let deadline = stored.deadline {
+            let (remaining, overflow) = deadline.subtractingReportingOverflow(now)
+            armTimeout(entry, afterMilliseconds: overflow ? 0 : UInt64(clamping: max(0, remaining)))
+        }
+        return (entry, rejection)
+    }
+
+    /// The fields a stored promise carries that ``register`` does not set.
+    private func fill(_ entry: RemotePromise, from stored: StoredPromise) {
+        entry.policy = stored.policy
+        entry.progressMessage = stored.progressMessage
+        entry.timeoutMilliseconds = stored.timeoutMilliseconds
+        entry.deadline = stored.deadline
+        if stored.lease { entry.leaseHolder = 0 }
+        if entry.job == nil, let argv = stored.exec {
+            // A settled exec child keeps showing its command; it has nothing left to run.
+            let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))
+            job.started = stored.execStarted
+            job.cancelled = true
+            entry.job = job
+        }
+    }
+
+    /// A promise settled as `stored` says: its value, its reason, or cancelled.
+    private func settledPromise(_ stored: StoredPromise) -> Promise<JSONValue> {
+        switch stored.state {
+        case "fulfilled":
+            return Promise(value: stored.value ?? .null)
+        case "cancelled":
+            return Promise(error: CancellationError())
+        default:
+            let reason = (stored.reason).flatMap { try? RemoteRejection(json: $0) }
+            return Promise(error: reason ?? RemoteRejection(message: "rejected"))
+        }
+    }
+
+    private func kind(of stored: StoredPromise) -> RemotePromise.Kind {
+        switch stored.kind {
+        case "then": .then(on: stored.on ?? "fulfilled", exec: stored.exec != nil)
+        case "created": .created
+        default: .combinator(stored.kind)
+        }
+    }
+
+    /// N of a daemon-made id "pN", so that new ids do not repeat stored ones.
+    private static func generatedNumber(_ id: String) -> Int? {
+        guard id.first == "p" else { return nil }
+        return Int(id.dropFirst())
+    }
+}

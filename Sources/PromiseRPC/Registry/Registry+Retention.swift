@@ -1,0 +1,59 @@
+import Logging
+import Promise
+
+/// Garbage collection: settled promises are kept for a retention period,
+/// then dropped from memory and from the store (docs/DURABILITY.md,
+/// "Retention"), so that a daemon under a churn of short-lived promises
+/// stays bounded.
+extension Registry {
+    /// The longest pause between two collections.
+    static let maxCollectionIntervalMilliseconds: Int64 = 60_000
+
+    /// Keeps settled promises for `milliseconds` after they settle, checking
+    /// every half of that (at least every 100 ms, at most every minute).
+    /// Call once, on the loop thread, before ``restore(_:)``.
+    ///
+    /// ```swift
+    /// registry.retain(forMilliseconds: 24 * 3600 * 1000)
+    /// ```
+    public func retain(forMilliseconds milliseconds: Int64) {
+        retainMilliseconds = max(0, milliseconds)
+        retentionQueue = order.filter { !$0.promise.isPending }
+        retentionStart = 0
+        scheduleCollection()
+    }
+
+    private func scheduleCollection() {
+        guard let retain = retainMilliseconds else { return }
+        let interval = min(max(retain / 2, 100), Self.maxCollectionIntervalMilliseconds)
+        retentionTimer = services.schedule(afterMilliseconds: UInt64(interval)) { [weak self] in
+            self?.collectExpired()
+            self?.scheduleCollection()
+        }
+    }
+
+    /// Drops the promises settled longer ago than the retention period, in
+    /// the order they settled. Returns how many it dropped.
+    @discardableResult
+    func collectExpired() -> Int {
+        guard let retain = retainMilliseconds else { return 0 }
+        let cutoff = now() - retain
+        var collected = 0
+        while retentionStart < retentionQueue.count {
+            let entry = retentionQueue[retentionStart]
+            guard (entry.settled ?? cutoff) <= cutoff else { break }
+            retentionStart += 1
+            // Forgotten already, or its id now names a newer promise.
+            guard entries[entry.id] === entry else { continue }
+            remove(entry)
+            collected += 1
+        }
+        if retentionStart > 1024 && retentionStart > retentionQueue.count / 2 {
+            retentionQueue.removeFirst(retentionStart)
+            retentionStart = 0
+        }
+        collectedCount += collected
+        if collected > 0 { logger.debug("Collected settled promises", metadata: ["count": "\(collected)"]) }
+        return collected
+    }
+}

@@ -1,0 +1,218 @@
+import Logging
+import Promise
+
+/// Makes the registry's changes durable without ever blocking the loop, and
+/// holds back every message that reveals a change until that change is
+/// stored (docs/DURABILITY.md).
+///
+/// The registry ``touch(_:)``es the id of each promise it changes. The first
+/// touch schedules a *cut* for the end of the current loop turn, so all that
+/// one read of one connection did — every line, every batch member, every
+/// promise settled along the way — lands in one batch. The batch is built from
+/// the promises as they are then (``snapshot``: a promise touched ten times is
+/// written once) and committed on the writer executor, one batch at a time,
+/// in one transaction with one fsync. Changes made meanwhile wait for the next
+/// batch, which is cut as soon as the one in flight returns: under load,
+/// batches grow and the fsyncs per change fall.
+///
+/// Answers and notifications go through ``deliver(_:)``, which runs them
+/// once everything touched before them is committed, in the order they were
+/// given. A batch that cannot be written is reported to what it held back,
+/// and the store is *failing*: its changes are kept and retried every
+/// second, messages are no longer held (reads keep working), and
+/// ``failure`` tells the dispatcher to refuse changes until a retry succeeds.
+///
+/// ```swift
+/// let journal = GroupCommit(store: store, loop: loopExecutor, writer: DispatchQueue(label: "store"),
+///                           services: services, logger: logger)
+/// journal.snapshot = { id in registry.stored(id) }
+/// journal.touch("build")                      // changed in memory
+/// journal.deliver { failure in send(answer) }  // runs once "build" is on disk
+/// ```
+///
+/// Loop thread only, except the store's `commit`, which runs on `writer`.
+public final class GroupCommit {
+    public let store: any PromiseStore
+    private let loop: any Executor
+    private let writer: any Executor
+    private let services: any LoopServices
+    private let logger: Logger
+    /// What to write for an id: the promise as it is now, or nil to delete it.
+    var snapshot: (String) -> StoredPromise? = { _ in nil }
+
+    /// Ids changed since the last cut, in the order first touched.
+    private var dirty: [String] = []
+    private var dirtySet: Set<String> = []
+    /// Batches are numbered from 1; the one being gathered is `nextBatch`.
+    private var nextBatch = 1
+    /// The newest batch holding a change; messages given now wait for it.
+    private var newestTouched = 0
+    /// Every batch up to this one has been committed or has failed.
+    private var finishedThrough = 0
+    private var inFlight: (number: Int, ids: [String])?
+    private var cutScheduled = false
+    private var held: [(batch: Int, body: (PromiseStoreError?) -> Void)] = []
+    private var heldStart = 0
+    private var retryTimer: (any ScheduledTimer)?
+    /// How long a failing store waits before it tries again.
+    static let retryMilliseconds: UInt64 = 1000
+
+    /// Why the last commit failed, until one succeeds again.
+    public private(set) var failure: PromiseStoreError?
+    /// Batches committed since start.
+    public private(set) var commitCount = 0
+    /// Promise writes and deletions committed since start.
+    public private(set) var changeCount = 0
+
+    /// - Parameters:
+    ///   - loop: Runs work on the loop thread, after the current turn (the daemon's ``LoopExecutor``).
+    ///   - writer: Runs commits, one at a time, off the loop thread (a serial `DispatchQueue`).
+    ///   - services: For the retry timer of a failing store.
+    public init(store: any PromiseStore, loop: any Executor, writer: any Executor,
+                services: any LoopServices, logger: Logger) {
+        self.store = store
+        self.loop = loop
+        self.writer = writer
+        self.services = services
+        self.logger = logger
+    }
+
+    /// True when every change touched so far is committed.
+    public var isClean: Bool { dirty.isEmpty && inFlight == nil }
+
+    /// Notes that promise `id` changed (or is gone), to be written in the next batch.
+    func touch(_ id: String) {
+        if dirtySet.insert(id).inserted { dirty.append(id) }
+        newestTouched = nextBatch
+        scheduleCut()
+    }
+
+    /// Runs `body` once everything touched so far is committed (with nil),
+    /// or once its batch has failed (with the reason); at once when nothing
+    /// is outstanding, and at once (with nil) while the store is failing, so
+    /// that reads are still answered. Bodies run in the order given.
+    func deliver(_ body: @escaping (PromiseStoreError?) -> Void) {
+        if newestTouched <= finishedThrough || failure != nil {
+            body(nil)
+        } else {
+            held.append((newestTouched, body))
+        }
+    }
+
+    /// Like ``deliver(_:)``, but while the store is failing `body` gets the
+    /// failure at once: for work that must not start before its record is
+    /// stored (a `then … exec` command).
+    func afterCommit(_ body: @escaping (PromiseStoreError?) -> Void) {
+        if let failure { return body(failure) }
+        deliver(body)
+    }
+
+    /// Calls `done` once everything touched so far is committed or has
+    /// failed: for a clean shutdown.
+    func flush(_ done: @escaping () -> Void) {
+        if failure != nil || newestTouched <= finishedThrough { return done() }
+        held.append((newestTouched, { _ in done() }))
+    }
+
+    // MARK: Cutting and committing
+
+    private func scheduleCut() {
+        guard !cutScheduled, inFlight == nil, failure == nil else { return }
+        cutScheduled = true
+        let journal = LoopBound(self)
+        loop.execute { journal.value.cut() }
+    }
+
+    private func cut() {
+        cutScheduled = false
+        guard inFlight == nil, !dirty.isEmpty else { return }
+        let ids = dirty
+        dirty = []
+        dirtySet = []
+        var batch = StoreBatch()
+        for id in ids {
+            if let stored = snapshot(id) { batch.upserts.append(stored) } else { batch.deletions.append(id) }
+        }
+        let number = nextBatch
+        nextBatch += 1
+        inFlight = (number, ids)
+        let changes = batch.upserts.count + batch.deletions.count
+        let store = self.store
+        let loop = self.loop
+        let journal = LoopBound(self)
+        writer.execute { [batch] in
+            let outcome: Result<Void, PromiseStoreError>
+            do {
+                try store.commit(batch)
+                outcome = .success(())
+            } catch let error as PromiseStoreError {
+                outcome = .failure(error)
+            } catch {
+                outcome = .failure(PromiseStoreError("\(error)"))
+            }
+            loop.execute { journal.value.finished(number, changes: changes, outcome) }
+        }
+    }
+
+    private func finished(_ number: Int, changes: Int, _ outcome: Result<Void, PromiseStoreError>) {
+        let ids = inFlight?.ids ?? []
+        inFlight = nil
+        finishedThrough = number
+        switch outcome {
+        case .success:
+            commitCount += 1
+            changeCount += changes
+            if let failure {
+                logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(failure)"])
+                self.failure = nil
+            }
+            release(through: number, nil)
+        case .failure(let error):
+            if failure == nil {
+                logger.error("The store cannot write: changes are refused until it can",
+                             metadata: ["store": "\(store.location)", "error": "\(error)"])
+            }
+            failure = error
+            // Keep what was not written: it is retried, together with what changes meanwhile.
+            let later = dirty
+            dirty = []
+            dirtySet = []
+            for id in ids + later where dirtySet.insert(id).inserted { dirty.append(id) }
+            // What waits for later batches waits for changes that will not be written
+            // before a retry either; nothing is held while failing.
+            release(through: .max, error)
+            scheduleRetry()
+        }
+        if failure == nil && !dirty.isEmpty { cut() }
+    }
+
+    private func release(through number: Int, _ failure: PromiseStoreError?) {
+        while heldStart < held.count, held[heldStart].batch <= number {
+            let body = held[heldStart].body
+            heldStart += 1
+            body(failure)
+        }
+        if heldStart == held.count {
+            held.removeAll(keepingCapacity: true)
+            heldStart = 0
+        }
+    }
+
+    private func scheduleRetry() {
+        guard retryTimer == nil else { return }
+        retryTimer = services.schedule(afterMilliseconds: Self.retryMilliseconds) { [weak self] in
+            guard let self else { return }
+            retryTimer = nil
+            guard inFlight == nil else { return }
+            if dirty.isEmpty {
+                failure = nil
+            } else {
+                newestTouched = nextBatch
+                cut()
+            }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension GroupCommit: Sendable {}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A ``PromiseStore`` in this process's memory: the reference implementation
+/// of the protocol's rules, and the store unit tests restart a registry from.
+/// It can be told to fail (``failCommits``) to test what the daemon does when
+/// its disk is full or read-only.
+///
+/// ```swift
+/// let store = MemoryPromiseStore()
+/// store.failCommits = PromiseStoreError("disk full")
+/// try store.commit(batch)   // throws "disk full"; nothing is applied
+/// ```
+public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `lock` guards every stored property.
+    private let lock = NSLock()
+    private var promises: [String: StoredPromise] = [:]
+    private var failure: PromiseStoreError?
+    private var commits = 0
+
+    public init(_ promises: [StoredPromise] = []) {
+        for promise in promises { self.promises[promise.id] = promise }
+    }
+
+    public var location: String { "memory" }
+
+    /// When set, every ``commit(_:)`` throws it and applies nothing.
+    public var failCommits: PromiseStoreError? {
+        get { lock.withLock { failure } }
+        set { lock.withLock { failure = newValue } }
+    }
+
+    /// How many batches were committed.
+    public var commitCount: Int { lock.withLock { commits } }
+
+    public func load() throws -> [StoredPromise] {
+        lock.withLock { promises.values.sorted { $0.sequence < $1.sequence } }
+    }
+
+    public func commit(_ batch: StoreBatch) throws {
+        try lock.withLock {
+            if let failure { throw failure }
+            for id in batch.deletions { promises[id] = nil }
+            for promise in batch.upserts { promises[promise.id] = promise }
+            commits += 1
+        }
+    }
+
+    /// The stored promise `id`, if any.
+    public subscript(id: String) -> StoredPromise? {
+        lock.withLock { promises[id] }
+    }
+}

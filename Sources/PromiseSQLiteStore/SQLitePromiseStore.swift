@@ -1,0 +1,167 @@
+import Foundation
+import GRDB
+import PromiseRPC
+
+/// The daemon's default ``PromiseStore``: one SQLite file, written through
+/// GRDB, where every committed batch survives a crash or a power cut.
+///
+/// The file is `<directory>/promises.sqlite3`, in WAL mode with
+/// `synchronous = FULL`, so that each ``commit(_:)`` — one transaction — is
+/// fsynced before it returns. Each promise is one row: its id, its sequence
+/// (to load in creation order) and its ``StoredPromise/json`` document.
+///
+/// The store holds SQLite's exclusive lock while it is open, so a second
+/// daemon pointed at the same directory fails to open it ("database is
+/// locked") instead of writing over the first one's promises. The kernel
+/// drops the lock when the process dies, even by `kill -9`.
+///
+/// ```swift
+/// let store = try SQLitePromiseStore(directory: SQLitePromiseStore.defaultDirectory())
+/// try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 0, kind: "created", created: 0)]))
+/// try store.load().map(\.id)   // ["a"]
+/// ```
+public final class SQLitePromiseStore: PromiseStore {
+    /// The database file's path.
+    public let path: String
+    private let database: DatabaseQueue
+
+    /// Opens (creating if needed) the store in `directory`.
+    ///
+    /// - Parameters:
+    ///   - directory: Created with mode 0700 (and its parents) when missing:
+    ///     promise values may be private.
+    ///   - maxPageCount: Caps the file at this many pages (4 KiB each) so that
+    ///     tests can make commits fail as on a full disk; nil in production.
+    /// - Throws: ``PromiseStoreError`` naming the path and SQLite's reason
+    ///   (not a database, read-only, locked by another daemon…).
+    public init(directory: String, maxPageCount: Int? = nil) throws {
+        path = (directory as NSString).appendingPathComponent("promises.sqlite3")
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw PromiseStoreError(
+                "cannot create the promise store directory \(directory): \(Self.reason(error))")
+        }
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        // Only another daemon or an inspecting `sqlite3` shell can hold the
+        // lock; wait briefly for the latter, then say the store is busy.
+        configuration.busyMode = .timeout(1)
+        configuration.label = "PromiseSQLiteStore"
+        if let maxPageCount {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
+        }
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            try database.writeWithoutTransaction { db in
+                // GRDB's WAL set-up lowers synchronous to NORMAL, which can lose
+                // the last commits on power loss; acknowledged changes must not.
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            }
+            try PromiseSchema.migrator.migrate(database)
+            // The migrator may only have read; a write takes the exclusive
+            // lock now, so that a second daemon fails here, not mid-serve.
+            try database.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE; COMMIT") }
+        } catch {
+            throw PromiseStoreError("cannot open the promise store \(path): \(Self.reason(error))")
+        }
+    }
+
+    public var location: String { "sqlite:" + path }
+
+    /// Every stored promise, in ascending ``StoredPromise/sequence``.
+    ///
+    /// - Throws: ``PromiseStoreError`` naming the first row whose document
+    ///   does not parse: the daemon must not start on silently lost promises.
+    public func load() throws -> [StoredPromise] {
+        do {
+            return try database.read { db in
+                var promises: [StoredPromise] = []
+                let rows = try Row.fetchCursor(db, sql: "SELECT id, doc FROM promises ORDER BY sequence")
+                while let row = try rows.next() {
+                    // Not `row[0] as String`: GRDB traps on a value it cannot convert.
+                    let key: DatabaseValue = row[0]
+                    let id = String.fromDatabaseValue(key) ?? key.description
+                    promises.append(try Self.promise(id: id, doc: row[1]))
+                }
+                return promises
+            }
+        } catch let error as PromiseStoreError {
+            throw error
+        } catch {
+            throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")
+        }
+    }
+
+    /// Applies `batch` in one transaction — deletions, then upserts — and
+    /// returns once it is on disk.
+    ///
+    /// - Throws: ``PromiseStoreError`` with SQLite's reason ("database or disk
+    ///   is full", "attempt to write a readonly database"…); then nothing of
+    ///   `batch` was applied.
+    public func commit(_ batch: StoreBatch) throws {
+        guard !batch.isEmpty else { return }
+        do {
+            try database.write { db in
+                let delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE id = ?")
+                for id in batch.deletions {
+                    try delete.execute(arguments: [id])
+                }
+                let upsert = try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO promises (id, sequence, doc) VALUES (?, ?, ?)")
+                for promise in batch.upserts {
+                    let doc = String(decoding: promise.json.serialized(), as: UTF8.self)
+                    try upsert.execute(arguments: [promise.id, promise.sequence, doc])
+                }
+            }
+        } catch {
+            throw PromiseStoreError("cannot write to the promise store \(path): \(Self.reason(error))")
+        }
+    }
+
+    /// One row as a promise, or an error that names the row.
+    private static func promise(id: String, doc: DatabaseValue) throws -> StoredPromise {
+        let text: String
+        switch doc.storage {
+        case .string(let string): text = string
+        case .blob(let data): text = String(decoding: data, as: UTF8.self)
+        default: throw PromiseStoreError("stored promise \"\(id)\" has no JSON document")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: text)
+        } catch {
+            throw PromiseStoreError("stored promise \"\(id)\" is not valid JSON: \(error)")
+        }
+        let promise: StoredPromise
+        do {
+            promise = try StoredPromise(json: json)
+        } catch {
+            throw PromiseStoreError("stored promise \"\(id)\" is unreadable: \(error.message)")
+        }
+        guard promise.id == id else {
+            throw PromiseStoreError("stored promise \"\(id)\" holds the document of \"\(promise.id)\"")
+        }
+        return promise
+    }
+
+    /// A pragma's value on the store's own connection, for tests: per-connection
+    /// settings such as `synchronous` cannot be seen from another connection.
+    func pragma(_ name: String) throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
+    /// SQLite's own words ("database or disk is full") rather than GRDB's
+    /// description, which repeats the SQL statement and its arguments.
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "SQLite error \(error.resultCode.rawValue)"
+        }
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            return underlying.localizedDescription
+        }
+        return (error as NSError).localizedDescription
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import Promise
+@testable import PromiseRPC
+import Testing
+
+/// The registry over a store: answers held until their change is committed,
+/// restarts that rebuild everything, a store that cannot write, retention.
+/// Each "restart" is a second harness loading the first one's store.
+@Suite("Registry durability")
+struct RegistryDurabilityTests {
+    /// A registry restarted from `store` at wall-clock time `now`.
+    private func restart(from store: MemoryPromiseStore, now: Int64? = nil) throws -> RPCHarness {
+        let harness = RPCHarness(store: store)
+        if let now { harness.registry.now = { now } }
+        harness.registry.restore(try store.load())
+        harness.settleStore()
+        return harness
+    }
+
+    @Test("an answer is held until the change it acknowledges is committed, then sent")
+    func answerWaitsForCommit() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"a"}}"#.utf8), from: peer)
+        #expect(peer.sent.isEmpty)
+        #expect(store["a"] == nil)
+        harness.settleStore()
+        #expect(store["a"]?.state == "pending")
+        let answers = peer.takeMessages()
+        #expect(answers.count == 1)
+        #expect(answers.first?["result"]?["id"] == "a")
+    }
+
+    @Test("a read waits behind an uncommitted change made by another connection")
+    func readWaitsBehindOtherChanges() throws {
+        let harness = RPCHarness(store: MemoryPromiseStore())
+        let writer = harness.connect()
+        let reader = harness.connect()
+        harness.call("create", ["id": "a"], from: writer)
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"a","value":1}}"#.utf8), from: writer)
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":2,"method":"get","params":{"id":"a"}}"#.utf8), from: reader)
+        #expect(reader.sent.isEmpty)
+        harness.settleStore()
+        #expect(reader.takeMessages().first?["result"]?["state"] == "fulfilled")
+    }
+
+    @Test("everything one request line does is committed in one batch")
+    func oneLineOneBatch() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        let before = store.commitCount
+        harness.send(#"""
+            [{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"x1"}},
+             {"jsonrpc":"2.0","id":2,"method":"create","params":{"id":"x2"}},
+             {"jsonrpc":"2.0","id":3,"method":"then","params":{"id":"x1","childId":"x3"}},
+             {"jsonrpc":"2.0","id":4,"method":"resolve","params":{"id":"x1","value":"v"}}]
+            """#.replacingOccurrences(of: "\n", with: ""), from: peer)
+        #expect(store.commitCount == before + 1)
+        #expect(store["x1"]?.value == "v")
+        #expect(store["x2"]?.state == "pending")
+        #expect(store["x3"]?.state == "fulfilled")
+        #expect(store["x3"]?.value == "v")
+    }
+
+    @Test("a restart restores settled records exactly, and pending promises that can still be settled")
+    func restartRestoresRecords() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "ok", "name": "build"], from: peer)
+        first.call("resolve", ["id": "ok", "value": ["n": 1, "list": [true, nil, 2.5]]], from: peer)
+        first.call("create", ["id": "bad"], from: peer)
+        first.call("reject", ["id": "bad", "reason": ["code": 3, "message": "failed", "data": ["why": "disk"]]], from: peer)
+        first.call("create", ["id": "gone"], from: peer)
+        first.call("cancel", ["id": "gone"], from: peer)
+        first.call("create", ["id": "open"], from: peer)
+        first.call("progress", ["id": "open", "progress": 0.25, "message": "a quarter"], from: peer)
+        let before = ["ok", "bad", "gone", "open"].map { first.record($0, from: peer) }
+
+        let second = try restart(from: store)
+        let reader = second.connect()
+        let after = ["ok", "bad", "gone", "open"].map { second.record($0, from: reader) }
+        #expect(after == before)
+        second.call("resolve", ["id": "open", "value": 9], from: reader)
+        #expect(second.record("open", from: reader)["value"] == 9)
+        #expect(store["open"]?.value == 9)
+    }
+
+    @Test("a restart re-arms then children and combinators over pending promises")
+    func restartRearmsLinks() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "a"], from: peer)
+        first.call("create", ["id": "b"], from: peer)
+        first.call("then", ["id": "a", "childId": "a.child"], from: peer)
+        first.call("all", ["ids": ["a", "b"], "id": "both"], from: peer)
+        first.call("race", ["ids": ["a", "b"], "id": "first"], from: peer)
+
+        let second = try restart(from: store)
+        let client = second.connect()
+        #expect(second.record("a", from: client)["children"] == ["a.child"])
+        second.call("resolve", ["id": "b", "value": "B"], from: client)
+        #expect(second.state("first", from: client) == "fulfilled")
+        #expect(second.state("both", from: client) == "pending")
+        second.call("resolve", ["id": "a", "value": "A"], from: client)
+        #expect(second.record("a.child", from: client)["value"] == "A")
+        #expect(second.record("both", from: client)["value"] == ["A", "B"])
+        #expect(store["both"]?.value == ["A", "B"])
+    }
+
+    @Test("cancelling a restored parent cancels its restored pending child")
+    func restoredCancellationPropagates() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "p"], from: peer)
+        first.call("then", ["id": "p", "childId": "c"], from: peer)
+        let second = try restart(from: store)
+        let client = second.connect()
+        second.call("cancel", ["id": "p"], from: client)
+        #expect(second.state("c", from: client) == "cancelled")
+        #expect(store["c"]?.state == "cancelled")
+    }
+
+    @Test("a timeout runs to its absolute deadline across a restart, and one already past rejects at once")
+    func timeoutsKeepTheirDeadlines() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        first.registry.now = { 1_000_000 }
+        let peer = first.connect()
+        first.call("create", ["id": "soon", "timeoutMs": 1000], from: peer)
+        first.call("create", ["id": "past", "timeoutMs": 100], from: peer)
+
+        let second = try restart(from: store, now: 1_000_600)
+        let client = second.connect()
+        second.loop.advance(by: 0)
+        second.settleStore()
+        #expect(second.record("past", from: client)["reason"]?["code"] == -32005)
+        second.loop.advance(by: 399)
+        #expect(second.state("soon", from: client) == "pending")
+        second.loop.advance(by: 1)
+        second.settleStore()
+        let soon = second.record("soon", from: client)
+        #expect(soon["reason"]?["code"] == -32005)
+        #expect(soon["reason"]?["message"] == "timed out after 1000 ms")
+        #expect(store["soon"]?.state == "rejected")
+    }
+
+    @Test("a leased pending promise is rejected at restart: its connection is gone")
+    func leaseEndsAtRestart() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        first.call("create", ["id": "held", "lease": true], from: first.connect())
+        let second = try restart(from: store)
+        let record = second.record("held", from: second.connect())
+        #expect(record["state"] == "rejected")
+        #expect(record["reason"]?["message"] == "lease expired: the daemon restarted")
+        #expect(store["held"]?.state == "rejected")
+    }
+
+    @Test("an exec command starts only once its start is stored, and is not run again after a restart")
+    func execStartIsWrittenAhead() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "src"], from: peer)
+        first.call("then", ["id": "src", "childId": "job", "exec": ["make", "all"]], from: peer)
+        first.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":9,"method":"resolve","params":{"id":"src","value":1}}"#.utf8), from: peer)
+        #expect(first.loop.processes.isEmpty)
+        first.settleStore()
+        #expect(first.loop.processes.count == 1)
+        #expect(store["job"]?.execStarted == true)
+
+        let second = try restart(from: store)
+        second.loop.advance(by: 0)
+        #expect(second.loop.processes.isEmpty)
+        let record = second.record("job", from: second.connect())
+        #expect(record["state"] == "rejected")
+        #expect(record["reason"]?["message"] == "not run again: its command was running when the daemon stopped")
+        #expect(record["reason"]?["data"]?["exec"] == ["make", "all"])
+    }
+
+    @Test("an exec child whose parent was pending at the restart runs when the parent settles")
+    func pendingExecChildIsRearmed() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "src"], from: peer)
+        first.call("then", ["id": "src", "childId": "job", "exec": ["cat"]], from: peer)
+        let second = try restart(from: store)
+        let client = second.connect()
+        second.call("resolve", ["id": "src", "value": 5], from: client)
+        #expect(second.loop.processes.map(\.spec.argv) == [["cat"]])
+        second.loop.processes.first?.exit(0, stdout: "6\n")
+        second.settleStore()
+        #expect(second.record("job", from: client)["value"] == 6)
+        #expect(store["job"]?.value == 6)
+    }
+
+    @Test("daemon-made ids are not reused after a restart")
+    func generatedIDsContinue() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        let ids = (0..<3).map { _ in first.call("create", from: peer)["id"] }
+        let second = try restart(from: store)
+        let next = second.call("create", from: second.connect())["id"]
+        #expect(ids == ["p1", "p2", "p3"])
+        #expect(next == "p4")
+    }
+
+    @Test("a store that cannot write: the change's answer is -32603, reads still answer, changes are refused until a retry succeeds")
+    func failingStore() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        harness.call("create", ["id": "kept"], from: peer)
+        store.failCommits = PromiseStoreError("disk full")
+
+        let refused = harness.answer("create", ["id": "lost"], from: peer)
+        #expect(refused["error"]?["code"] == -32603)
+        #expect(refused["error"]?["message"] == "the store cannot write: disk full")
+        #expect(refused["error"]?["data"] == ["reason": "disk full", "store": "memory"])
+        #expect(store["lost"] == nil)
+        #expect(harness.errorCode("resolve", ["id": "kept", "value": 1], from: peer) == -32603)
+        #expect(harness.state("kept", from: peer) == "pending")
+        let info = harness.call("info", from: peer)
+        #expect(info["store"]?["writable"] == false)
+        #expect(info["store"]?["error"] == "disk full")
+
+        store.failCommits = nil
+        harness.loop.advance(by: GroupCommit.retryMilliseconds)
+        harness.settleStore()
+        #expect(store["lost"]?.state == "pending")
+        #expect(harness.call("info", from: peer)["store"]?["writable"] == true)
+        harness.call("resolve", ["id": "kept", "value": 1], from: peer)
+        #expect(store["kept"]?.value == 1)
+    }
+
+    @Test("settled promises are collected from memory and the store once the retention period has passed")
+    func retention() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        var now: Int64 = 5_000
+        harness.registry.now = { now }
+        harness.registry.retain(forMilliseconds: 1000)
+        let peer = harness.connect()
+        harness.call("create", ["id": "done"], from: peer)
+        harness.call("resolve", ["id": "done", "value": 1], from: peer)
+        harness.call("create", ["id": "waiting"], from: peer)
+        now += 999
+        harness.loop.advance(by: 500)
+        harness.settleStore()
+        #expect(harness.state("done", from: peer) == "fulfilled")
+        now += 1
+        harness.loop.advance(by: 500)
+        harness.settleStore()
+        #expect(harness.errorCode("get", ["id": "done"], from: peer) == -32001)
+        #expect(store["done"] == nil)
+        #expect(store["waiting"] != nil)
+        let info = harness.call("info", from: peer)
+        #expect(info["collected"] == 1)
+        #expect(info["pending"] == 1)
+        #expect(info["settled"] == 0)
+    }
+
+    @Test("stopping rejects a running command with the restart reason and stores it before finishing")
+    func stopRejectsRunningCommands() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        harness.call("create", ["id": "src"], from: peer)
+        harness.call("then", ["id": "src", "childId": "job", "exec": ["sleep", "30"]], from: peer)
+        harness.call("resolve", ["id": "src", "value": 1], from: peer)
+        var stopped = false
+        harness.dispatcher.stop { stopped = true }
+        #expect(!stopped)
+        harness.settleStore()
+        #expect(stopped)
+        #expect(store["job"]?.state == "rejected")
+        #expect(store["job"]?.reason?["message"] == "not run again: its command was running when the daemon stopped")
+    }
+}

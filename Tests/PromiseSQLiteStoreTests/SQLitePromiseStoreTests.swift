@@ -1,0 +1,241 @@
+import Foundation
+import GRDB
+import PromiseRPC
+@testable import PromiseSQLiteStore
+import Testing
+
+/// A fresh directory under /tmp for one test, removed when the test ends.
+private func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
+    let directory = "/tmp/sqlite-store-test-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try body(directory)
+}
+
+/// A promise that uses every field, with values that stress the document:
+/// nested JSON, unicode, an env map, doubles.
+private let fullPromise = StoredPromise(
+    id: "prömise-✓-日本-🙂", sequence: 7, kind: "then", parentID: "parent \"quoted\"",
+    inputIDs: ["in-1", "in-2"], on: "fulfilled", exec: ["/bin/sh", "-c", "echo 'hi'\n"], cwd: "/tmp/dir ü",
+    env: ["PATH": "/usr/bin", "GREETING": "héllo=wörld", "EMPTY": ""], policy: "allErrors", name: "build ⚙︎",
+    created: 1_700_000_000_123, settled: 1_700_000_001_456, state: "fulfilled",
+    value: ["nested": ["array": [1, 2.5, "three", nil, true, ["deep": "ß"]]], "empty": [:], "list": []],
+    reason: ["message": "not used but kept", "code": -32603], progress: 0.625, progressMessage: "5/8 done",
+    timeoutMilliseconds: 30_000, deadline: 1_700_000_030_123, lease: true, execStarted: true)
+
+/// A promise with only the required fields: every optional is nil, not empty.
+private let barePromise = StoredPromise(id: "bare", sequence: 8, kind: "created", created: 1)
+
+@Suite("SQLitePromiseStore")
+struct SQLitePromiseStoreTests {
+    @Test("every field of a promise, nil or present, comes back as it was committed")
+    func roundTripsEveryField() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            try store.commit(StoreBatch(upserts: [fullPromise, barePromise]))
+            let loaded = try store.load()
+            #expect(loaded == [fullPromise, barePromise])
+            #expect(loaded.last?.env == nil)
+            #expect(loaded.last?.value == nil)
+        }
+    }
+
+    @Test("load returns promises in ascending sequence, whatever the commit order")
+    func loadsInSequenceOrder() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            try store.commit(StoreBatch(upserts: [
+                StoredPromise(id: "c", sequence: 30, kind: "created", created: 0),
+                StoredPromise(id: "a", sequence: 10, kind: "created", created: 0),
+            ]))
+            try store.commit(StoreBatch(upserts: [
+                StoredPromise(id: "b", sequence: 20, kind: "created", created: 0),
+                StoredPromise(id: "z", sequence: 5, kind: "created", created: 0),
+            ]))
+            #expect(try store.load().map(\.id) == ["z", "a", "b", "c"])
+        }
+    }
+
+    @Test("an upsert replaces the stored promise with the same id")
+    func upsertReplaces() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            var promise = StoredPromise(id: "p", sequence: 1, kind: "created", created: 5)
+            try store.commit(StoreBatch(upserts: [promise]))
+            promise.state = "fulfilled"
+            promise.value = ["answer": 42]
+            promise.settled = 9
+            try store.commit(StoreBatch(upserts: [promise]))
+            #expect(try store.load() == [promise])
+        }
+    }
+
+    @Test("deletions remove their ids, run before the batch's upserts, and ignore unknown ids")
+    func deletions() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            let promises = (0..<4).map { StoredPromise(id: "p\($0)", sequence: $0, kind: "created", created: 0) }
+            try store.commit(StoreBatch(upserts: promises))
+            var revived = promises[2]
+            revived.state = "cancelled"
+            try store.commit(StoreBatch(upserts: [revived], deletions: ["p1", "p2", "never-stored"]))
+            #expect(try store.load() == [promises[0], revived, promises[3]])
+        }
+    }
+
+    @Test("a batch that fails midway (disk full) throws SQLite's reason and applies nothing")
+    func failedBatchAppliesNothing() throws {
+        try withTemporaryDirectory { directory in
+            // 16 pages of 4 KiB hold the schema and a few small rows, not 200 KiB.
+            let store = try SQLitePromiseStore(directory: directory, maxPageCount: 16)
+            let before = (0..<3).map { StoredPromise(id: "keep\($0)", sequence: $0, kind: "created", created: 0) }
+            try store.commit(StoreBatch(upserts: before))
+
+            var changed = before[0]
+            changed.state = "rejected"
+            let bulky = (0..<100).map {
+                StoredPromise(
+                    id: "bulky\($0)", sequence: 100 + $0, kind: "created", created: 0,
+                    value: .string(String(repeating: "x", count: 2_000)))
+            }
+            let batch = StoreBatch(upserts: [changed] + bulky, deletions: ["keep1"])
+            let error = try #require(throws: PromiseStoreError.self) { try store.commit(batch) }
+            #expect(error.message.contains("full"))
+            #expect(error.message.contains(store.path))
+            #expect(try store.load() == before)
+
+            // The failure leaves the store usable for what fits.
+            try store.commit(StoreBatch(deletions: ["keep1"]))
+            #expect(try store.load().map(\.id) == ["keep0", "keep2"])
+        }
+    }
+
+    @Test("a store reopened after its first one closed sees every committed batch")
+    func reopenSeesCommittedData() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(upserts: [fullPromise]))
+                try store.commit(StoreBatch(upserts: [barePromise]))
+            }
+            let reopened = try SQLitePromiseStore(directory: directory)
+            #expect(try reopened.load() == [fullPromise, barePromise])
+        }
+    }
+
+    @Test("a second store on the same directory fails to open while the first is open")
+    func secondStoreIsLockedOut() throws {
+        try withTemporaryDirectory { directory in
+            let first = try SQLitePromiseStore(directory: directory)
+            try first.commit(StoreBatch(upserts: [barePromise]))
+            let error = try #require(throws: PromiseStoreError.self) { try SQLitePromiseStore(directory: directory) }
+            #expect(error.message.contains("locked"))
+            #expect(error.message.contains(first.path))
+            #expect(try first.load() == [barePromise])
+        }
+    }
+
+    @Test(
+        "a row whose document does not parse makes load throw, naming the row's id",
+        arguments: [
+            ("{not json", "not valid JSON"),
+            (#"{"id":"bad-id","sequence":1,"kind":"created","created":0}"#, "no \"state\""),
+            (#"{"id":"bad-id","sequence":1,"kind":"created","created":0,"state":"lost"}"#, "unknown state"),
+            (#"{"id":"other-id","sequence":1,"kind":"created","created":0,"state":"pending"}"#, "other-id"),
+        ])
+    func corruptRowFailsLoad(doc: String, reason: String) throws {
+        try withTemporaryDirectory { directory in
+            let path: String
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(upserts: [barePromise]))
+                path = store.path
+            }
+            do {
+                let raw = try DatabaseQueue(path: path)
+                try raw.write { db in
+                    try db.execute(
+                        sql: "INSERT INTO promises (id, sequence, doc) VALUES (?, ?, ?)", arguments: ["bad-id", 1, doc])
+                }
+            }
+            let store = try SQLitePromiseStore(directory: directory)
+            let error = try #require(throws: PromiseStoreError.self) { try store.load() }
+            #expect(error.message.contains("\"bad-id\""))
+            #expect(error.message.contains(reason))
+        }
+    }
+
+    @Test("the connection fsyncs every commit: WAL with synchronous FULL")
+    func durabilitySettings() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            #expect(try store.pragma("journal_mode") == "wal")
+            #expect(try store.pragma("synchronous") == "2")  // FULL
+        }
+    }
+
+    @Test("a missing directory is created, parents included, readable by its owner only")
+    func createsDirectory() throws {
+        try withTemporaryDirectory { directory in
+            let nested = directory + "/a/b"
+            let store = try SQLitePromiseStore(directory: nested)
+            #expect(store.location == "sqlite:" + nested + "/promises.sqlite3")
+            let attributes = try FileManager.default.attributesOfItem(atPath: nested)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+            #expect(FileManager.default.fileExists(atPath: nested + "/promises.sqlite3"))
+        }
+    }
+
+    @Test("a directory that cannot be created fails the opening with its path")
+    func uncreatableDirectory() throws {
+        try withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data("x".utf8)))
+            let error = try #require(throws: PromiseStoreError.self) {
+                try SQLitePromiseStore(directory: directory + "/file/store")
+            }
+            #expect(error.message.contains("cannot create the promise store directory \(directory)/file/store"))
+        }
+    }
+
+    @Test("a file that is not a database fails the opening with its path and SQLite's reason")
+    func notADatabase() throws {
+        try withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = directory + "/promises.sqlite3"
+            let garbage = Data(String(repeating: "this is not SQLite. ", count: 300).utf8)
+            #expect(FileManager.default.createFile(atPath: path, contents: garbage))
+            let error = try #require(throws: PromiseStoreError.self) { try SQLitePromiseStore(directory: directory) }
+            #expect(error.message.contains(path))
+            #expect(error.message.contains("not a database"))
+        }
+    }
+}
+
+@Suite("SQLitePromiseStore.defaultDirectory")
+struct SQLitePromiseStoreDefaultDirectoryTests {
+    @Test("an absolute XDG_STATE_HOME wins over HOME")
+    func xdgStateHome() {
+        let directory = SQLitePromiseStore.defaultDirectory(environment: ["XDG_STATE_HOME": "/var/st", "HOME": "/h"])
+        #expect(directory == "/var/st/promised")
+    }
+
+    @Test("a relative or empty XDG_STATE_HOME is ignored, as the XDG spec says", arguments: ["relative/state", ""])
+    func relativeXDGStateHome(value: String) {
+        let directory = SQLitePromiseStore.defaultDirectory(environment: ["XDG_STATE_HOME": value, "HOME": "/home/ada"])
+        #expect(directory == "/home/ada/.local/state/promised")
+    }
+
+    @Test("without XDG_STATE_HOME the store goes under HOME")
+    func home() {
+        #expect(SQLitePromiseStore.defaultDirectory(environment: ["HOME": "/home/ada"])
+            == "/home/ada/.local/state/promised")
+    }
+
+    @Test("without HOME the password database's home directory is used")
+    func passwordDatabase() throws {
+        let entry = try #require(getpwuid(getuid()))
+        let home = String(cString: try #require(entry.pointee.pw_dir))
+        #expect(SQLitePromiseStore.defaultDirectory(environment: [:])
+            == (home as NSString).appendingPathComponent(".local/state/promised"))
+    }
+}
