@@ -58,3 +58,26 @@ func redisSession(path: String, client: String) throws -> (Int) throws -> Void {
         guard case .integer = published else { throw SocketError(message: "PUBLISH: \(published)") }
     }
 }
+
+/// `batch` pairs at once: one batch line of `batch` creates, then one of
+/// `batch` resolves — the throughput of settling, not of one round trip.
+func promisedBatchSession(path: String, client: String, batch: Int) throws -> (Int) throws -> Void {
+    let fd = try connectUnix(path)
+    let reader = BufferedReader(fd: fd)
+    return { index in
+        var creates: [[UInt8]] = []
+        var resolves: [[UInt8]] = []
+        for member in 0..<batch {
+            let (create, resolve) = promisedPairLines(client: client, index: index * batch + member)
+            creates.append(create.dropLast())
+            resolves.append(resolve.dropLast())
+        }
+        for (name, members) in [("create", creates), ("resolve", resolves)] {
+            try writeAll(fd, [UInt8(ascii: "[")] + Array(members.joined(separator: [UInt8(ascii: ",")])) + Array("]\n".utf8))
+            let answer = try reader.readLine()
+            if answer.contains(bytes: errorMarker) {
+                throw SocketError(message: "\(name): \(String(decoding: answer.prefix(300), as: UTF8.self))")
+            }
+        }
+    }
+}

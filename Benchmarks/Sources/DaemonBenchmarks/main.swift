@@ -10,7 +10,7 @@ import Glibc
 //
 //   DaemonBenchmarks --promised PATH [--redis-server PATH] [--seconds S]
 //                    [--clients 1,50] [--subscribers K] [--promises N]
-//                    [--only roundtrip|fanout|memory]
+//                    [--only roundtrip|fanout|durable|memory]
 
 signal(SIGPIPE, SIG_IGN)
 
@@ -56,11 +56,13 @@ guard let directoryPointer = mkdtemp(&template) else {
 let directory = String(cString: directoryPointer)
 defer { try? FileManager.default.removeItem(atPath: directory) }
 
-func startPromised(_ name: String, maxConnections: Int) throws -> ServerProcess {
+/// A release `promised` on its own socket: in memory, or durable with its store in `store`.
+func startPromised(_ name: String, maxConnections: Int, store: String? = nil) throws -> ServerProcess {
     try ServerProcess(
         name: "promised", executable: promisedPath,
-        arguments: ["--in-memory", "--socket", "\(directory)/\(name).sock", "--log-level", "warning",
-                    "--max-promises", "10000000", "--max-connections", "\(maxConnections)"],
+        arguments: (store.map { ["--store", $0] } ?? ["--in-memory"]) + [
+            "--socket", "\(directory)/\(name).sock", "--log-level", "warning",
+            "--max-promises", "10000000", "--max-connections", "\(maxConnections)"],
         socketPath: "\(directory)/\(name).sock", logPath: "\(directory)/\(name).log")
 }
 
@@ -180,6 +182,37 @@ func run() throws {
         if redis != nil {
             emit("\(name).redis.lastSubscriber", median(redisTimes), "ms", better: "lower",
                  extra: ["subscribers": subscribers])
+        }
+    }
+
+    // 6. Durable settles: create+resolve pairs (each acknowledged only once
+    // stored, group-committed) against the in-memory daemon, same clients.
+    if wanted("durable") {
+        let durable = try startPromised("durable", maxConnections: 256, store: "\(directory)/store")
+        defer { durable.stop() }
+        for clients in clientCounts {
+            let prefix = "daemon.durable.c\(clients)"
+            for (subject, path) in [("inMemory", promised.socketPath), ("durable", durable.socketPath)] {
+                let result = try measureRoundTrips(
+                    clients: clients, warmUp: .milliseconds(300), duration: .seconds(seconds)
+                ) { client in try promisedSession(path: path, client: "d\(clients).\(subject).\(client)") }
+                let anchor = subject == "durable" ? "\(prefix).inMemory.settlesPerSecond" : nil
+                emit("\(prefix).\(subject).settlesPerSecond", result.pairsPerSecond, "settles/s", better: "higher",
+                     anchor: anchor, extra: ["clients": clients, "pairs": result.pairs])
+                emit("\(prefix).\(subject).p99", result.p99Microseconds, "µs", better: "lower",
+                     anchor: subject == "durable" ? "\(prefix).inMemory.p99" : nil, extra: ["clients": clients])
+            }
+        }
+        // Settling throughput: 8 clients, each sending batch lines of 100 creates, then 100 resolves.
+        let batch = 100
+        let prefix = "daemon.durable.batched"
+        for (subject, path) in [("inMemory", promised.socketPath), ("durable", durable.socketPath)] {
+            let result = try measureRoundTrips(
+                clients: 8, warmUp: .milliseconds(300), duration: .seconds(seconds)
+            ) { client in try promisedBatchSession(path: path, client: "b.\(subject).\(client)", batch: batch) }
+            emit("\(prefix).\(subject).settlesPerSecond", result.pairsPerSecond * Double(batch), "settles/s",
+                 better: "higher", anchor: subject == "durable" ? "\(prefix).inMemory.settlesPerSecond" : nil,
+                 extra: ["clients": 8, "batch": batch])
         }
     }
 
