@@ -201,6 +201,8 @@ struct ProtocolErrorTests {
             #expect(try other.call("info")["protocol"] == 1)
             #expect(ContinuousClock.now - start < .seconds(2))
 
+            // It reads nothing for longer than the daemon lets paused answers sit (5 s, checked every 0.5 s).
+            Thread.sleep(forTimeInterval: 7.5)
             let drained = slow.drainUntilClosed(timeout: .seconds(15))
             #expect(drained.closed)
             #expect(drained.lines < 64)

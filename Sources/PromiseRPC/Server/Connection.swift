@@ -17,9 +17,12 @@ import Logging
 /// so memory stays bounded by the limit plus one message.
 ///
 /// Back-pressure: once half that limit waits for a client, the connection
-/// stops reading its requests until everything is written. A client that
-/// pipelines requests faster than it reads answers is slowed down, not cut
-/// off; answers it did not ask for (notifications) still count towards the
+/// stops reading its requests until everything is written, and the lines
+/// already read but not yet handled wait too (one read can hold hundreds of
+/// requests). A client that pipelines requests faster than it reads answers
+/// is slowed down, not cut off — as long as it reads: one whose waiting
+/// answers make no progress for ``stallCutOffMilliseconds`` is cut off.
+/// Answers it did not ask for (notifications) still count towards the
 /// cut-off.
 ///
 /// End of stream from the client (it shut down its writing side): the
@@ -47,6 +50,10 @@ final class Connection: RPCPeer {
     static let hangUpPollMilliseconds: UInt64 = 200
     /// How long a closing connection waits for a client to read its last bytes.
     static let flushTimeoutMilliseconds: UInt64 = 5_000
+    /// How long a paused connection may leave its answers unread before it is cut off.
+    static let stallCutOffMilliseconds: UInt64 = 5_000
+    /// How often a paused connection checks that its answers are being read.
+    static let stallCheckMilliseconds: UInt64 = 500
 
     let connectionID: UInt64
     private(set) var state: State = .active
@@ -67,6 +74,12 @@ final class Connection: RPCPeer {
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
     private let pauseThreshold: Int
     private var isReadPaused = false
+    /// Lines read while paused, handled once the answers are out: in order, from `heldStart`.
+    private var heldLines: [[UInt8]] = []
+    private var heldStart = 0
+    /// Bytes handed to the socket or to libuv so far: less what libuv still
+    /// queues, it tells a slow reader from a stuck one.
+    private var bytesHanded = 0
     private var timer: UVTimer?
 
     private static let newline: StaticString = "\n"
@@ -126,7 +139,11 @@ final class Connection: RPCPeer {
             try framer.feed(bytes) { line in
                 // A handler may have cut this connection off while answering an earlier line.
                 guard state == .active, let handler else { return }
-                handler.handle(line: line, from: self)
+                if isReadPaused {
+                    heldLines.append(line)
+                } else {
+                    handler.handle(line: line, from: self)
+                }
             }
         } catch {
             logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
@@ -174,8 +191,7 @@ final class Connection: RPCPeer {
             // Answers pile up faster than the client reads them: stop taking
             // requests until they are out (a pipelining client is slowed down,
             // not cut off).
-            isReadPaused = true
-            pipe.pauseReading()
+            pause()
         }
         if !isFlushScheduled && !pipe.isWriting {
             isFlushScheduled = true
@@ -219,11 +235,13 @@ final class Connection: RPCPeer {
         }
         do {
             let written = try pipe.tryWrite(queued.bytes)
+            bytesHanded += written
             if written == queued.count {
                 queued.removeAll()
                 drained()
                 return
             }
+            bytesHanded += queued.count - written
             swap(&writing, &queued)
             queued.removeAll()
             try pipe.write(UnsafeRawBufferPointer(rebasing: writing.bytes[written...])) { [unowned self] error in
@@ -240,13 +258,56 @@ final class Connection: RPCPeer {
         if state == .closingAfterFlush {
             close()
         } else if isReadPaused && state == .active {
-            isReadPaused = false
-            do {
-                try pipe.resumeReading()
-            } catch {
-                logger.debug("Could not read from connection", metadata: ["error": "\(error)"])
+            resume()
+        }
+    }
+
+    /// Stops reading, and watches that the client keeps reading its answers.
+    private func pause() {
+        isReadPaused = true
+        pipe.pauseReading()
+        var progress = bytesSent
+        var stalledTicks: UInt64 = 0
+        startTimer(every: Self.stallCheckMilliseconds) { [unowned self] in
+            guard isReadPaused, state == .active else { return }
+            if bytesSent != progress {
+                progress = bytesSent
+                stalledTicks = 0
+                return
+            }
+            stalledTicks += 1
+            if stalledTicks * Self.stallCheckMilliseconds >= Self.stallCutOffMilliseconds {
+                logger.info("Cutting off a client that does not read its answers",
+                            metadata: ["queued.bytes": "\(queued.count + pipe.writeQueueSize)",
+                                       "stalled.ms": "\(Self.stallCutOffMilliseconds)"])
                 close()
             }
+        }
+    }
+
+    /// Bytes the socket has taken so far.
+    private var bytesSent: Int { bytesHanded - pipe.writeQueueSize }
+
+    /// The answers are out: handles the lines held meanwhile (unless they
+    /// fill the buffer again), then reads again.
+    private func resume() {
+        isReadPaused = false
+        timer?.stop()
+        while heldStart < heldLines.count, !isReadPaused, state == .active, let handler {
+            let line = heldLines[heldStart]
+            heldStart += 1
+            handler.handle(line: line, from: self)
+        }
+        if heldStart == heldLines.count {
+            heldLines.removeAll()
+            heldStart = 0
+        }
+        guard !isReadPaused, state == .active else { return }
+        do {
+            try pipe.resumeReading()
+        } catch {
+            logger.debug("Could not read from connection", metadata: ["error": "\(error)"])
+            close()
         }
     }
 
