@@ -21,6 +21,7 @@ extension Registry {
             armTimeout(entry, afterMilliseconds: timeout)
         }
         if lease {
+            entry.lease = true
             entry.leaseHolder = call.connectionID
             sessions[call.connectionID]?.leases.insert(id)
         }

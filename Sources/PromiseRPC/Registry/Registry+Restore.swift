@@ -124,7 +124,7 @@ extension Registry {
         entry.progressMessage = stored.progressMessage
         entry.timeoutMilliseconds = stored.timeoutMilliseconds
         entry.deadline = stored.deadline
-        if stored.lease { entry.leaseHolder = 0 }
+        entry.lease = stored.lease
         if entry.job == nil, let argv = stored.exec {
             // A settled exec child keeps showing its command; it has nothing left to run.
             let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))

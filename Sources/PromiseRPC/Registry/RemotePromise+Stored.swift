@@ -10,7 +10,7 @@ extension RemotePromise {
             id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
             policy: policy, name: name, created: created, settled: settled, state: state,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
-            lease: leaseHolder != nil)
+            lease: lease)
         if case .then(let on, _) = kind {
             stored.on = on
             if let job {

@@ -48,6 +48,8 @@ final class RemotePromise {
     var timeoutTimer: (any ScheduledTimer)?
     /// The connection whose closing rejects this promise while pending.
     var leaseHolder: UInt64?
+    /// Made with `lease: true` (its holder may be gone: a restart ends every lease).
+    var lease = false
     /// The command of a `then … exec` child.
     var job: ExecJob?
 
@@ -110,7 +112,7 @@ final class RemotePromise {
             if exec, let job { members["exec"] = .array(job.spec.argv.map(JSONValue.string)) }
         }
         if let timeoutMilliseconds { members["timeoutMs"] = .int(Int(clamping: timeoutMilliseconds)) }
-        if leaseHolder != nil { members["lease"] = true }
+        if lease { members["lease"] = true }
         return .object(members)
     }
 }
