@@ -102,7 +102,8 @@ struct CrashRecoveryTests {
 
 // MARK: - Writers
 
-/// SplitMix64: seeded, so that a failing run can be replayed.
+/// SplitMix64: seeded, so that a failing run can be replayed. (PromiseRPCTests' fuzz
+/// generator is the same algorithm; test targets share no code, so each has its own.)
 struct CrashRandom: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }

@@ -251,16 +251,10 @@ struct DurabilityRestartTests {
     @Test("an exec child whose command was running when the daemon died is rejected, not run again")
     func runningExecNotRerun() throws {
         try E2EDurableDaemon.with { daemon in
-            let runs = daemon.directory + "/runs"
-            let pidFile = daemon.directory + "/exec.pid"
-            defer { E2E.killGroup(fromPIDFile: pidFile) }
             let client = try daemon.client()
-            try client.call("create", ["id": "p"])
-            try client.call("then", [
-                "id": "p", "childId": "c",
-                "exec": ["sh", "-c", "echo ran >> \"$1\"; echo $$ > \"$2\"; exec sleep 30", "sh", .string(runs), .string(pidFile)],
-            ])
-            try client.call("resolve", ["id": "p", "value": 1])
+            let command = try daemon.startLongCommand(client)
+            let (runs, pidFile) = (command.runs, command.pidFile)
+            defer { E2E.killGroup(fromPIDFile: pidFile) }
             #expect(E2E.pid(fromFile: pidFile, timeout: .seconds(10)) != nil, "the command did not start")
             client.close()
             daemon.kill9()

@@ -191,6 +191,29 @@ final class E2EDurableDaemon {
         defer { daemon.remove() }
         return try body(daemon)
     }
+
+    /// Where ``startLongCommand(_:)``'s command leaves its traces.
+    struct LongCommand {
+        /// One line "ran" per run of the command.
+        let runs: String
+        /// The pid of its process (and process group), once it runs.
+        let pidFile: String
+    }
+
+    /// Creates "p" and a `then … exec` child "c" whose command notes its
+    /// run and its pid, then sleeps 30 s; resolves "p" so that it starts.
+    /// Kill its group with `E2E.killGroup(fromPIDFile:)` when done.
+    func startLongCommand(_ client: PromiseClient) throws -> LongCommand {
+        let command = LongCommand(runs: directory + "/runs", pidFile: directory + "/exec.pid")
+        try client.call("create", ["id": "p"])
+        try client.call("then", [
+            "id": "p", "childId": "c",
+            "exec": ["sh", "-c", "echo ran >> \"$1\"; echo $$ > \"$2\"; exec sleep 30", "sh",
+                     .string(command.runs), .string(command.pidFile)],
+        ])
+        try client.call("resolve", ["id": "p", "value": 1])
+        return command
+    }
 }
 
 extension E2E {

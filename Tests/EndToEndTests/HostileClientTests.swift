@@ -157,7 +157,7 @@ struct HostileClientTests {
                 "connections: \(String(describing: try? connections()))")
         // The half-closed connection stays open for writing until the client closes it too.
         halfClosed = nil
-        #expect(try E2E.eventually { try connections() == Self.maxConnections - 2 },
+        #expect(try E2E.eventually(timeout: .seconds(10)) { try connections() == Self.maxConnections - 2 },
                 "connections: \(String(describing: try? connections()))")
         idle.removeAll()
         #expect(try E2E.eventually { try connections() == 3 }, "connections: \(String(describing: try? connections()))")

@@ -132,16 +132,10 @@ struct ShutdownTests {
     @Test("an exec command running at SIGTERM is stopped and its child rejected, not run again by the next daemon")
     func runningExecAtShutdown() throws {
         try E2EDurableDaemon.with(extraArguments: ["--kill-grace-ms", "500"]) { daemon in
-            let runs = daemon.directory + "/runs"
-            let pidFile = daemon.directory + "/exec.pid"
-            defer { E2E.killGroup(fromPIDFile: pidFile) }
             let client = try daemon.client()
-            try client.call("create", ["id": "p"])
-            try client.call("then", [
-                "id": "p", "childId": "c",
-                "exec": ["sh", "-c", "echo ran >> \"$1\"; echo $$ > \"$2\"; exec sleep 30", "sh", .string(runs), .string(pidFile)],
-            ])
-            try client.call("resolve", ["id": "p", "value": 1])
+            let command = try daemon.startLongCommand(client)
+            let (runs, pidFile) = (command.runs, command.pidFile)
+            defer { E2E.killGroup(fromPIDFile: pidFile) }
             let execPID = E2E.pid(fromFile: pidFile, timeout: .seconds(10))
             #expect(execPID != nil, "the command did not start")
 

@@ -8,6 +8,13 @@ import Testing
 /// Each "restart" is a second harness loading the first one's store.
 @Suite("Registry durability")
 struct RegistryDurabilityTests {
+    /// A durable registry on a fresh store, and one connection to it.
+    private func startDurable() -> (MemoryPromiseStore, RPCHarness, RPCFakePeer) {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        return (store, harness, harness.connect())
+    }
+
     /// A registry restarted from `store` at wall-clock time `now`.
     private func restart(from store: MemoryPromiseStore, now: Int64? = nil) throws -> RPCHarness {
         let harness = RPCHarness(store: store)
@@ -19,9 +26,7 @@ struct RegistryDurabilityTests {
 
     @Test("an answer is held until the change it acknowledges is committed, then sent")
     func answerWaitsForCommit() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = startDurable()
         harness.dispatcher.handle(
             line: Array(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"a"}}"#.utf8), from: peer)
         #expect(peer.sent.isEmpty)
@@ -50,9 +55,7 @@ struct RegistryDurabilityTests {
 
     @Test("everything one request line does is committed in one batch")
     func oneLineOneBatch() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = startDurable()
         let before = store.commitCount
         harness.send(#"""
             [{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"x1"}},
@@ -69,9 +72,7 @@ struct RegistryDurabilityTests {
 
     @Test("a restart restores settled records exactly, and pending promises that can still be settled")
     func restartRestoresRecords() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         first.call("create", ["id": "ok", "name": "build"], from: peer)
         first.call("resolve", ["id": "ok", "value": ["n": 1, "list": [true, nil, 2.5]]], from: peer)
         first.call("create", ["id": "bad"], from: peer)
@@ -93,9 +94,7 @@ struct RegistryDurabilityTests {
 
     @Test("a restart re-arms then children and combinators over pending promises")
     func restartRearmsLinks() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         first.call("create", ["id": "a"], from: peer)
         first.call("create", ["id": "b"], from: peer)
         first.call("then", ["id": "a", "childId": "a.child"], from: peer)
@@ -116,9 +115,7 @@ struct RegistryDurabilityTests {
 
     @Test("cancelling a restored parent cancels its restored pending child")
     func restoredCancellationPropagates() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         first.call("create", ["id": "p"], from: peer)
         first.call("then", ["id": "p", "childId": "c"], from: peer)
         let second = try restart(from: store)
@@ -166,9 +163,7 @@ struct RegistryDurabilityTests {
 
     @Test("an exec command starts only once its start is stored, and is not run again after a restart")
     func execStartIsWrittenAhead() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         first.call("create", ["id": "src"], from: peer)
         first.call("then", ["id": "src", "childId": "job", "exec": ["make", "all"]], from: peer)
         first.dispatcher.handle(
@@ -189,9 +184,7 @@ struct RegistryDurabilityTests {
 
     @Test("an exec child whose parent was pending at the restart runs when the parent settles")
     func pendingExecChildIsRearmed() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         first.call("create", ["id": "src"], from: peer)
         first.call("then", ["id": "src", "childId": "job", "exec": ["cat"]], from: peer)
         let second = try restart(from: store)
@@ -206,9 +199,7 @@ struct RegistryDurabilityTests {
 
     @Test("daemon-made ids are not reused after a restart")
     func generatedIDsContinue() throws {
-        let store = MemoryPromiseStore()
-        let first = RPCHarness(store: store)
-        let peer = first.connect()
+        let (store, first, peer) = startDurable()
         let ids = (0..<3).map { _ in first.call("create", from: peer)["id"] }
         let second = try restart(from: store)
         let next = second.call("create", from: second.connect())["id"]
@@ -218,9 +209,7 @@ struct RegistryDurabilityTests {
 
     @Test("a store that cannot write: the change's answer is -32603, reads still answer, changes are refused until a retry succeeds")
     func failingStore() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = startDurable()
         harness.call("create", ["id": "kept"], from: peer)
         store.failCommits = PromiseStoreError("disk full")
 
@@ -273,9 +262,7 @@ struct RegistryDurabilityTests {
 
     @Test("stopping rejects a running command with the restart reason and stores it before finishing")
     func stopRejectsRunningCommands() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = startDurable()
         harness.call("create", ["id": "src"], from: peer)
         harness.call("then", ["id": "src", "childId": "job", "exec": ["sleep", "30"]], from: peer)
         harness.call("resolve", ["id": "src", "value": 1], from: peer)
@@ -286,5 +273,34 @@ struct RegistryDurabilityTests {
         #expect(stopped)
         #expect(store["job"]?.state == "rejected")
         #expect(store["job"]?.reason?["message"] == "not run again: its command was running when the daemon stopped")
+    }
+}
+
+extension RegistryDurabilityTests {
+    @Test("at maxPromises, the oldest settled promises make room before their retention ends; pending ones never do")
+    func settledPromisesMakeRoom() throws {
+        var limits = DaemonLimits()
+        limits.maxPromises = 200
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(limits: limits, store: store)
+        harness.registry.retain(forMilliseconds: 3_600_000)
+        let peer = harness.connect()
+        for index in 0..<150 {
+            harness.call("create", ["id": .string("done\(index)")], from: peer)
+            harness.call("resolve", ["id": .string("done\(index)"), "value": .int(index)], from: peer)
+        }
+        for index in 0..<50 { harness.call("create", ["id": .string("open\(index)")], from: peer) }
+        harness.call("create", ["id": "new"], from: peer)
+        // Room for the new one and a hundredth of the limit: the 3 oldest settled ones went.
+        #expect(harness.errorCode("get", ["id": "done0"], from: peer) == -32001)
+        #expect(harness.errorCode("get", ["id": "done2"], from: peer) == -32001)
+        #expect(harness.state("done3", from: peer) == "fulfilled")
+        #expect(store["done0"] == nil)
+        #expect(harness.call("info", from: peer)["collected"] == 3)
+        for index in 0..<50 { #expect(harness.state("open\(index)", from: peer) == "pending") }
+
+        for index in 3..<150 { harness.call("forget", ["ids": [.string("done\(index)")]], from: peer) }
+        for index in 50..<199 { harness.call("create", ["id": .string("open\(index)")], from: peer) }
+        #expect(harness.errorCode("create", ["id": "one-too-many"], from: peer) == -32004)
     }
 }

@@ -61,7 +61,7 @@ extension Registry {
             throw RPCParams.invalid("progress", "missing \"progress\" (a number from 0 to 1)")
         }
         let message = try params.string("message")
-        guard entry.promise.isPending else { throw alreadySettled(entry) }
+        guard entry.isPending else { throw alreadySettled(entry) }
         if let message { entry.progressMessage = message }
         entry.reportedProgress = fraction
         entry.promise.reportProgress(fraction)

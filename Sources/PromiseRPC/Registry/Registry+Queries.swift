@@ -68,7 +68,7 @@ extension Registry {
         var pending: [JSONValue] = []
         for id in ids {
             guard let entry = entries[id] else { continue }
-            guard !entry.promise.isPending else {
+            guard !entry.isPending else {
                 pending.append(.string(id))
                 continue
             }

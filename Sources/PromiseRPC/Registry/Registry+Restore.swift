@@ -45,7 +45,7 @@ extension Registry {
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
         }
         if retainMilliseconds != nil {
-            retentionQueue = order.filter { !$0.promise.isPending }.sorted { ($0.settled ?? 0) < ($1.settled ?? 0) }
+            retentionQueue = order.filter { !$0.isPending }.sorted { ($0.settled ?? 0) < ($1.settled ?? 0) }
             retentionStart = 0
         }
         // Once every promise is back, so that what these settle finds its children in place.

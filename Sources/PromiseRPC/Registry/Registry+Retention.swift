@@ -1,10 +1,10 @@
 import Logging
 import Promise
 
-/// Garbage collection: settled promises are kept for a retention period,
-/// then dropped from memory and from the store (docs/DURABILITY.md,
-/// "Retention"), so that a daemon under a churn of short-lived promises
-/// stays bounded.
+/// Garbage collection: settled promises are kept for a retention period
+/// (or until `maxPromises` needs their room), then dropped from memory and
+/// from the store (docs/DURABILITY.md, "Retention"), so that a daemon under
+/// a churn of short-lived promises stays bounded.
 extension Registry {
     /// The longest pause between two collections.
     static let maxCollectionIntervalMilliseconds: Int64 = 60_000
@@ -18,7 +18,7 @@ extension Registry {
     /// ```
     public func retain(forMilliseconds milliseconds: Int64) {
         retainMilliseconds = max(0, milliseconds)
-        retentionQueue = order.filter { !$0.promise.isPending }
+        retentionQueue = order.filter { !$0.isPending }
         retentionStart = 0
         scheduleCollection()
     }
@@ -55,5 +55,27 @@ extension Registry {
         collectedCount += collected
         if collected > 0 { logger.debug("Collected settled promises", metadata: ["count": "\(collected)"]) }
         return collected
+    }
+
+    /// At `maxPromises`, new promises take the place of the oldest settled
+    /// ones before their retention period ends: a busy daemon keeps serving
+    /// rather than refusing work because of promises long settled.
+    func makeRoom(for count: Int) {
+        guard retainMilliseconds != nil else { return }
+        // A hundredth of the limit at a time, so that this happens (and is logged) rarely.
+        let target = limits.maxPromises - count - limits.maxPromises / 100
+        var collected = 0
+        while entries.count > target, retentionStart < retentionQueue.count {
+            let entry = retentionQueue[retentionStart]
+            retentionStart += 1
+            guard entries[entry.id] === entry else { continue }
+            remove(entry)
+            collected += 1
+        }
+        collectedCount += collected
+        if collected > 0 {
+            logger.info("Collected settled promises early to stay under maxPromises",
+                        metadata: ["count": "\(collected)", "limit": "\(limits.maxPromises)"])
+        }
     }
 }

@@ -12,7 +12,7 @@ extension Registry {
     func wait(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue? {
         let id = try params.promiseID("id")
         let timeout = try params.milliseconds("timeoutMs")
-        if let entry = entries[id], !entry.promise.isPending { return record(entry) }
+        if let entry = entries[id], !entry.isPending { return record(entry) }
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
         let session = try session(call.connectionID)
@@ -59,7 +59,7 @@ extension Registry {
         let settledNow = distinct.filter { id in
             guard let entry = entries[id] else { return false }
             // Already subscribed: its pending `settled` is on its way from `didSettle`.
-            return !entry.promise.isPending && !session.subscriptions.contains(id)
+            return !entry.isPending && !session.subscriptions.contains(id)
         }
         let added = distinct.count(where: { !session.subscriptions.contains($0) }) - settledNow.count
         guard session.subscriptions.count + added <= limits.maxSubscriptionsPerConnection else {

@@ -117,7 +117,7 @@ public final class Registry {
     /// server is about to stop their processes; a restart does not run them again.
     func prepareToStop() {
         isStopping = true
-        for entry in order where entries[entry.id] === entry && entry.promise.isPending {
+        for entry in order where entries[entry.id] === entry && entry.isPending {
             guard let job = entry.job, let outcome = job.outcome else { continue }
             job.cancelled = true
             // The child has adopted `outcome`: settling that settles the child.
@@ -145,8 +145,10 @@ public final class Registry {
         return entry
     }
 
-    /// Throws -32004 when `count` more promises would pass `limits.maxPromises`.
+    /// Throws -32004 when `count` more promises would pass `limits.maxPromises`,
+    /// once the oldest settled promises have made what room they can.
     func reserve(_ count: Int = 1) throws(RPCError) {
+        if entries.count + count > limits.maxPromises { makeRoom(for: count) }
         guard entries.count + count <= limits.maxPromises else {
             throw RPCError(
                 .limitExceeded, "too many promises (limit \(limits.maxPromises))",
@@ -198,6 +200,7 @@ public final class Registry {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
             entry.settled = stored.settled
             entry.settlementHandled = true
+            entry.compact()
             settledCount += 1
             return entry
         }
@@ -237,6 +240,7 @@ public final class Registry {
         if retainMilliseconds != nil && entries[entry.id] === entry { retentionQueue.append(entry) }
         entry.timeoutTimer?.cancel()
         entry.timeoutTimer = nil
+        entry.compact()
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         let record = entry.record(now: now())
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
@@ -259,7 +263,7 @@ public final class Registry {
 
     /// Runs (on the loop) when `entry`'s progress moves: tells its subscribers.
     func didProgress(_ entry: RemotePromise, _ fraction: Double) {
-        guard entry.promise.isPending, let connections = subscribers[entry.id] else { return }
+        guard entry.isPending, let connections = subscribers[entry.id] else { return }
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
         let notification = JSONRPCResponse.notification("progress", .object(params)).serialized()

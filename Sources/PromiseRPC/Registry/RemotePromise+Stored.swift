@@ -5,7 +5,8 @@ extension RemotePromise {
     /// and combinators can be re-armed, and where it stands now. `now`
     /// stamps `settled` when the registry has not yet seen the settlement.
     func stored(now: Int64) -> StoredPromise {
-        if promise.result != nil && settled == nil { settled = now }
+        let result = self.result
+        if result != nil && settled == nil { settled = now }
         var stored = StoredPromise(
             id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
             policy: policy, name: name, created: created, settled: settled, state: state,
@@ -20,7 +21,7 @@ extension RemotePromise {
                 stored.execStarted = job.started
             }
         }
-        switch promise.result {
+        switch result {
         case .success(let value)?: stored.value = value
         case .failure(let error)?: stored.reason = reason(for: error).json
         case nil: stored.progress = reportedProgress

@@ -21,7 +21,13 @@ final class RemotePromise {
     }
 
     let id: String
-    let promise: Promise<JSONValue>
+    /// The core promise while it is pending, and until the registry has
+    /// acted on its settlement (``compact()``); after that only its outcome
+    /// is kept: a settled promise is read far more often than chained, and
+    /// the core promise is most of what it costs in memory.
+    private var core: Promise<JSONValue>?
+    private var outcome: Result<JSONValue, any Error>?
+    private var finalProgress = 1.0
     let kind: Kind
     /// Position in creation order, for `list` cursors.
     let sequence: Int
@@ -56,7 +62,7 @@ final class RemotePromise {
     init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
         self.id = id
-        self.promise = promise
+        core = promise
         self.kind = kind
         self.sequence = sequence
         self.parentID = parentID
@@ -65,9 +71,40 @@ final class RemotePromise {
         self.created = created
     }
 
+    /// The promise to act on: the core promise, or once compacted an
+    /// equivalent settled one (settling it again fails; chaining it works).
+    var promise: Promise<JSONValue> {
+        if let core { return core }
+        switch outcome {
+        case .success(let value)?: return Promise(value: value)
+        case .failure(let error)?: return Promise(error: error)
+        case nil: preconditionFailure("a compacted promise keeps its outcome")
+        }
+    }
+
+    /// Its outcome, once settled.
+    var result: Result<JSONValue, any Error>? {
+        if let core { return core.result }
+        return outcome
+    }
+
+    var isPending: Bool { result == nil }
+
+    /// From 0 to 1.
+    var progress: Double { core?.progress ?? finalProgress }
+
+    /// Keeps only the outcome of a settled promise and lets go of the core
+    /// promise (its pending children, if any, still hold it).
+    func compact() {
+        guard let core, let result = core.result else { return }
+        outcome = result
+        finalProgress = core.progress
+        self.core = nil
+    }
+
     /// The protocol state: `pending`, `fulfilled`, `rejected` or `cancelled`.
     var state: String {
-        switch promise.result {
+        switch result {
         case nil: "pending"
         case .success?: "fulfilled"
         case .failure(let error)?: error is CancellationError ? "cancelled" : "rejected"
@@ -87,7 +124,7 @@ final class RemotePromise {
     /// The record, as every method returns it (docs/PROTOCOL.md, "The promise record").
     /// `now` stamps `settled` when the registry has not yet seen the settlement.
     func record(now: Int64) -> JSONValue {
-        let result = promise.result
+        let result = self.result
         if result != nil && settled == nil { settled = now }
         var members: [String: JSONValue] = [
             "id": .string(id),
@@ -96,7 +133,7 @@ final class RemotePromise {
             "name": name.map(JSONValue.string) ?? .null,
             "kind": .string(kind.name),
             "children": .array(childIDs.map(JSONValue.string)),
-            "progress": .double(promise.progress),
+            "progress": .double(progress),
             "created": .int(Int(created)),
             "settled": settled.map { .int(Int($0)) } ?? .null,
         ]
