@@ -214,12 +214,10 @@ struct FuzzTests {
         }
     }
 
-    /// Found by this fuzzer. Params are capped at `maxValueDepth` levels, but
-    /// each combinator over a combinator wraps the value in one more array:
-    /// a chain of them nests its value past the 512 levels that
-    /// JSONValue(parsing:), hence PromiseClient, accepts, and `get` or `wait`
-    /// on the last one answers text a strict client cannot read. Remove
-    /// `withKnownIssue` once the daemon bounds what it writes.
+    /// Found by this fuzzer: params are capped at `maxValueDepth` levels, but
+    /// each combinator over a combinator wraps the value in one more array, so
+    /// a chain of them once nested its value past the 512 levels a strict
+    /// parser reads. A combined value past `maxValueDepth` is now a rejection.
     @Test("a chain of combinators over a deep value still answers JSON a strict parser can read")
     func deepValuesComeBackReadable() {
         let harness = RPCHarness()
@@ -236,10 +234,12 @@ struct FuzzTests {
         #expect(peer.sent.count == chain + 3)
         let resolved = peer.sent.count > 1 ? try? JSONValue(parsing: peer.sent[1]) : nil
         #expect(resolved?["result"]?["state"] == "fulfilled", "the value at the depth limit is accepted")
-        withKnownIssue("daemon bug: each combinator adds a level; a chain nests values past 512 levels") {
-            let unreadable = peer.sent.indices.filter { (try? JSONValue(parsing: peer.sent[$0])) == nil }
-            #expect(unreadable.isEmpty, "\(unreadable.count) answers are not readable, the first: \(unreadable.first.map { FuzzSettings.show(peer.sent[$0], limit: 120) } ?? "")")
-        }
+        let unreadable = peer.sent.indices.filter { (try? JSONValue(parsing: peer.sent[$0])) == nil }
+        #expect(unreadable.isEmpty, "\(unreadable.count) answers are not readable, the first: \(unreadable.first.map { FuzzSettings.show(peer.sent[$0], limit: 120) } ?? "")")
+        let last = peer.sent.last.flatMap { try? JSONValue(parsing: $0) }
+        #expect(last?["result"]?["state"] == "rejected")
+        #expect(last?["result"]?["reason"]?["code"] == -32004)
+        #expect(last?["result"]?["reason"]?["data"]?["limit"] == "maxValueDepth")
     }
 
     @Test("the framer agrees with a plain split-on-newline model on random streams cut at random points, limits included")

@@ -34,6 +34,7 @@ extension Registry {
     /// at a request, and again at start-up for a combinator stored pending.
     func combined(_ method: String, policy: String?, _ inputs: [RemotePromise]) -> Promise<JSONValue> {
         let promises = inputs.map(\.promise)
+        let maxDepth = limits.maxValueDepth
         switch method {
         case "any":
             return Promise<JSONValue>.any(promises)
@@ -42,24 +43,41 @@ extension Registry {
         case "allSettled":
             let boxedInputs = LoopBound(inputs)
             return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
-                JSONValue.array(zip(boxedInputs.value, results).map { input, result in
+                try Self.capped(JSONValue.array(zip(boxedInputs.value, results).map { input, result in
                     Self.settledElement(input, result)
-                })
+                }), maxDepth: maxDepth)
             }
         default:
             switch policy {
             case "nulls":
                 return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
-                    JSONValue.array(values.map { $0 ?? .null })
+                    try Self.capped(.array(values.map { $0 ?? .null }), maxDepth: maxDepth)
                 }
             case "all-errors":
-                return Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) {
+                    try Self.capped(.array($0), maxDepth: maxDepth)
+                }
             case "ignore-errors":
-                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) {
+                    try Self.capped(.array($0), maxDepth: maxDepth)
+                }
             default:
-                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { .array($0) }
+                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) {
+                    try Self.capped(.array($0), maxDepth: maxDepth)
+                }
             }
         }
+    }
+
+    /// `value`, unless it nests deeper than `maxDepth`: each `all` or
+    /// `allSettled` over another adds levels, and a value deeper than what
+    /// params may hold could come back deeper than a strict parser reads.
+    private static func capped(_ value: JSONValue, maxDepth: Int) throws(RemoteRejection) -> JSONValue {
+        guard value.depth > maxDepth else { return value }
+        throw RemoteRejection(
+            code: RPCError.Code.limitExceeded.rawValue,
+            message: "the combined value would nest deeper than \(maxDepth) levels",
+            data: ["limit": "maxValueDepth", "value": .int(maxDepth)])
     }
 
     /// One element of an `allSettled` value: `{"id","state","value"|"reason"}`.
