@@ -150,8 +150,8 @@ extension Registry {
     private func kind(of stored: StoredPromise) -> RemotePromise.Kind {
         switch stored.kind {
         case "then": .then(on: stored.on ?? "fulfilled", exec: stored.exec != nil)
-        case "created": .created
-        default: .combinator(stored.kind)
+        case "all", "any", "race", "allSettled": .combinator(stored.kind)
+        default: .created
         }
     }
 

@@ -18,6 +18,16 @@ final class RemotePromise {
             case .combinator(let method): method
             }
         }
+
+        /// Every kind there is, indexed by ``code``.
+        static let all: [Kind] = [.created]
+            + ["fulfilled", "rejected", "settled"].flatMap { on in [Kind.then(on: on, exec: false), .then(on: on, exec: true)] }
+            + ["all", "any", "race", "allSettled"].map(Kind.combinator)
+
+        /// One byte instead of a string: a million promises hold one each.
+        var code: UInt8 {
+            UInt8(Self.all.firstIndex(of: self) ?? 0)
+        }
     }
 
     let id: String
@@ -27,48 +37,33 @@ final class RemotePromise {
     /// the core promise is most of what it costs in memory.
     private var core: Promise<JSONValue>?
     private var outcome: Result<JSONValue, any Error>?
-    private var finalProgress = 1.0
-    let kind: Kind
+    private let kindCode: UInt8
+    var kind: Kind { Kind.all[Int(kindCode)] }
     /// Position in creation order, for `list` cursors.
     let sequence: Int
     /// The id of the promise this one follows (`then`), if any.
     let parentID: String?
-    /// The inputs of a combinator, by index: AggregateError reasons name them.
-    let inputIDs: [String]?
-    var name: String?
     var childIDs: [String] = []
     /// Milliseconds since 1970.
     let created: Int64
     var settled: Int64?
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
     var settlementHandled = false
-    var progressMessage: String?
-    /// The fraction last given with the `progress` method (what is stored;
-    /// a combinator's progress is derived from its inputs).
-    var reportedProgress: Double?
-    var timeoutMilliseconds: UInt64?
-    /// When the timeout rejects it: milliseconds since 1970, kept across restarts.
-    var deadline: Int64?
-    /// An `all`'s policy.
-    var policy: String?
-    var timeoutTimer: (any ScheduledTimer)?
-    /// The connection whose closing rejects this promise while pending.
-    var leaseHolder: UInt64?
-    /// Made with `lease: true` (its holder may be gone: a restart ends every lease).
-    var lease = false
-    /// The command of a `then … exec` child.
-    var job: ExecJob?
+    /// What only some promises have (a name, a timeout, a command…), kept
+    /// apart so that the many that have none do not pay for it: see
+    /// RemotePromise+Details.swift for the properties that read it.
+    var details: Details?
 
     init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
         self.id = id
         core = promise
-        self.kind = kind
+        kindCode = kind.code
         self.sequence = sequence
         self.parentID = parentID
-        self.inputIDs = inputIDs
-        self.name = name
         self.created = created
+        if let inputIDs { self.inputIDs = inputIDs }
+        if let name { self.name = name }
     }
 
     /// The promise to act on: the core promise, or once compacted an

@@ -1,0 +1,106 @@
+extension RemotePromise {
+    /// The fields of a remote promise that most promises leave empty. A
+    /// million short-lived promises made with `create` and settled with
+    /// `resolve` use none of them; holding them inline cost about 150 bytes
+    /// each. Loop thread only, as its promise.
+    final class Details {
+        /// The inputs of a combinator, by index: AggregateError reasons name them.
+        var inputIDs: [String]?
+        var name: String?
+        var progressMessage: String?
+        /// The fraction last given with the `progress` method (what is stored;
+        /// a combinator's progress is derived from its inputs).
+        var reportedProgress: Double?
+        /// The progress the core promise had when it was let go, if not 1.
+        var finalProgress: Double?
+        var timeoutMilliseconds: UInt64?
+        /// When the timeout rejects it: milliseconds since 1970, kept across restarts.
+        var deadline: Int64?
+        /// An `all`'s policy.
+        var policy: String?
+        var timeoutTimer: (any ScheduledTimer)?
+        /// The connection whose closing rejects this promise while pending.
+        var leaseHolder: UInt64?
+        /// Made with `lease: true` (its holder may be gone: a restart ends every lease).
+        var lease = false
+        /// The command of a `then … exec` child.
+        var job: ExecJob?
+    }
+
+    /// The details, made on first write.
+    private var writableDetails: Details {
+        if let details { return details }
+        let made = Details()
+        details = made
+        return made
+    }
+
+    /// Writes `value` into the details, making them only for a value that is there.
+    private func set<Value>(_ path: ReferenceWritableKeyPath<Details, Value?>, _ value: Value?) {
+        guard value != nil || details != nil else { return }
+        writableDetails[keyPath: path] = value
+    }
+
+    var inputIDs: [String]? {
+        get { details?.inputIDs }
+        set { set(\.inputIDs, newValue) }
+    }
+
+    var name: String? {
+        get { details?.name }
+        set { set(\.name, newValue) }
+    }
+
+    var progressMessage: String? {
+        get { details?.progressMessage }
+        set { set(\.progressMessage, newValue) }
+    }
+
+    var reportedProgress: Double? {
+        get { details?.reportedProgress }
+        set { set(\.reportedProgress, newValue) }
+    }
+
+    var finalProgress: Double {
+        get { details?.finalProgress ?? 1 }
+        set { set(\.finalProgress, newValue == 1 ? nil : newValue) }
+    }
+
+    var timeoutMilliseconds: UInt64? {
+        get { details?.timeoutMilliseconds }
+        set { set(\.timeoutMilliseconds, newValue) }
+    }
+
+    var deadline: Int64? {
+        get { details?.deadline }
+        set { set(\.deadline, newValue) }
+    }
+
+    var policy: String? {
+        get { details?.policy }
+        set { set(\.policy, newValue) }
+    }
+
+    var timeoutTimer: (any ScheduledTimer)? {
+        get { details?.timeoutTimer }
+        set { set(\.timeoutTimer, newValue) }
+    }
+
+    var leaseHolder: UInt64? {
+        get { details?.leaseHolder }
+        set { set(\.leaseHolder, newValue) }
+    }
+
+    var lease: Bool {
+        get { details?.lease ?? false }
+        set { if newValue || details != nil { writableDetails.lease = newValue } }
+    }
+
+    var job: ExecJob? {
+        get { details?.job }
+        set { set(\.job, newValue) }
+    }
+}
+
+@available(*, unavailable)
+extension RemotePromise.Details: Sendable {}
