@@ -77,6 +77,8 @@ public final class Registry {
         self.executor = executor
         self.journal = journal
         self.logger = logger
+        // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
+        // owns its journal, and the daemon keeps both until its loop has stopped.
         journal?.snapshot = { [unowned self] id in entries[id]?.stored(now: now()) }
     }
 
