@@ -115,16 +115,20 @@ struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // the opening quote
         let start = index
+        var ascii = true
         // Fast path: no escapes, so the bytes are the string.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try validated(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                let utf8 = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                // ASCII is valid UTF-8: skip the (unspecialised, slower) validating initialiser.
+                let text = ascii ? String(decoding: utf8, as: UTF8.self) : try validated(utf8)
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw error("raw control character in a string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var unescaped = Array(bytes[start..<index])

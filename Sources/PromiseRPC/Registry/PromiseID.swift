@@ -15,6 +15,8 @@ public enum PromiseID {
         if text.isEmpty { return "it is empty" }
         if text.utf8.count > maxBytes { return "it is longer than \(maxBytes) bytes" }
         for scalar in text.unicodeScalars {
+            // Printable ASCII, what ids nearly always are, needs no Unicode table look-up.
+            if scalar.value >= 0x20 && scalar.value < 0x7F { continue }
             switch scalar.properties.generalCategory {
             case .control, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
                 return "it contains a character that is not printable (U+\(String(scalar.value, radix: 16, uppercase: true)))"
