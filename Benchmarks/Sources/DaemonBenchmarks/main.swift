@@ -119,7 +119,7 @@ func run() throws {
 
     // 5. Fan-out: one settlement, `subscribers` connections told.
     if wanted("fanout") && subscribers > 0 {
-        let rounds = 3
+        let rounds = 5
         var promisedTimes: [Double] = []
         do {
             let control = try connectUnix(promised.socketPath)

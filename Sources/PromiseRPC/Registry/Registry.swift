@@ -255,7 +255,7 @@ public final class Registry {
         }
         if let connections = subscribers.removeValue(forKey: entry.id) {
             let notification = JSONRPCResponse.notification("settled", record).serialized()
-            for connectionID in connections.sorted() {
+            for connectionID in connections {
                 guard let session = sessions[connectionID] else { continue }
                 session.subscriptions.remove(entry.id)
                 session.push(serialized: notification)
@@ -269,7 +269,7 @@ public final class Registry {
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
         let notification = JSONRPCResponse.notification("progress", .object(params)).serialized()
-        for connectionID in connections.sorted() {
+        for connectionID in connections {
             sessions[connectionID]?.push(serialized: notification)
         }
     }
