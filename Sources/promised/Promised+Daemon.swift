@@ -23,12 +23,8 @@ extension Promised {
             logger.info("Keeping promises in memory only (--in-memory): nothing survives a restart")
             return nil
         }
-        let directory = store ?? SQLitePromiseStore.defaultDirectory()
-        do {
-            return try SQLitePromiseStore(directory: directory)
-        } catch {
-            throw ValidationErrorWithoutUsage("cannot open the store in \(directory): \(error)")
-        }
+        // Its errors name the path and SQLite's reason; ArgumentParser prints them without the usage text.
+        return try SQLitePromiseStore(directory: store ?? SQLitePromiseStore.defaultDirectory())
     }
 
     /// Loads the store, then serves until SIGTERM/SIGINT. The registry and
@@ -43,7 +39,7 @@ extension Promised {
             do {
                 stored = try store.load()
             } catch {
-                throw ValidationErrorWithoutUsage("cannot read the store \(store.location): \(error)")
+                throw PromiseStoreError("cannot read the store \(store.location): \(error)")
             }
         }
         let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger)
@@ -67,14 +63,5 @@ extension Promised {
             }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)
         }
-    }
-}
-
-/// A start-up failure reported as one line, without the usage text.
-struct ValidationErrorWithoutUsage: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }

@@ -304,3 +304,52 @@ extension RegistryDurabilityTests {
         #expect(harness.errorCode("create", ["id": "one-too-many"], from: peer) == -32004)
     }
 }
+
+extension RegistryDurabilityTests {
+    @Test("a connection that closes while its answer waits for the store is sent nothing, and the change is still stored")
+    func closedWhileAnswerHeld() {
+        let (store, harness, peer) = startDurable()
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"a"}}"#.utf8), from: peer)
+        harness.close(peer)
+        harness.settleStore()
+        #expect(peer.sent.isEmpty)
+        #expect(store["a"]?.state == "pending")
+    }
+
+    @Test("an exec child cancelled while its start is being stored never starts its command")
+    func cancelledWhileStartIsStored() {
+        let (store, harness, peer) = startDurable()
+        harness.call("create", ["id": "src"], from: peer)
+        harness.call("then", ["id": "src", "childId": "job", "exec": ["make"]], from: peer)
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":8,"method":"resolve","params":{"id":"src","value":1}}"#.utf8), from: peer)
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":9,"method":"cancel","params":{"id":"job"}}"#.utf8), from: peer)
+        harness.settleStore()
+        #expect(harness.loop.processes.isEmpty)
+        #expect(harness.state("job", from: peer) == "cancelled")
+        #expect(harness.call("info", from: peer)["runningProcesses"] == 0)
+        #expect(store["job"]?.state == "cancelled")
+    }
+
+    @Test("a stored child whose parent, or combinator whose input, is no longer stored is rejected at restart, saying which")
+    func missingLinksAreRejectedAtRestart() throws {
+        let store = MemoryPromiseStore([
+            StoredPromise(id: "x", sequence: 0, kind: "created", created: 1),
+            StoredPromise(id: "child", sequence: 1, kind: "then", parentID: "gone", on: "fulfilled", created: 1),
+            StoredPromise(id: "both", sequence: 2, kind: "all", inputIDs: ["x", "gone2"], policy: "fail-fast", created: 1),
+        ])
+        let harness = try restart(from: store)
+        let peer = harness.connect()
+        let child = harness.record("child", from: peer)
+        #expect(child["state"] == "rejected")
+        #expect(child["reason"]?["message"] == #"cannot be restored: its parent "gone" is no longer stored"#)
+        let both = harness.record("both", from: peer)
+        #expect(both["state"] == "rejected")
+        #expect(both["reason"]?["message"] == #"cannot be restored: its input "gone2" is no longer stored"#)
+        #expect(harness.state("x", from: peer) == "pending")
+        #expect(store["child"]?.state == "rejected")
+        #expect(store["both"]?.state == "rejected")
+    }
+}

@@ -44,10 +44,7 @@ extension Registry {
             if let rejection { rejections.append((entry, rejection)) }
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
         }
-        if retainMilliseconds != nil {
-            retentionQueue = order.filter { !$0.isPending }.sorted { ($0.settled ?? 0) < ($1.settled ?? 0) }
-            retentionStart = 0
-        }
+        if retainMilliseconds != nil { queueSettledForRetention() }
         // Once every promise is back, so that what these settle finds its children in place.
         for (entry, rejection) in rejections where entry.promise.reject(rejection) {
             summary.rejected += 1
@@ -157,7 +154,7 @@ extension Registry {
 
     /// N of a daemon-made id "pN", so that new ids do not repeat stored ones.
     private static func generatedNumber(_ id: String) -> Int? {
-        guard id.first == "p" else { return nil }
-        return Int(id.dropFirst())
+        guard id.hasPrefix(generatedIDPrefix) else { return nil }
+        return Int(id.dropFirst(generatedIDPrefix.count))
     }
 }

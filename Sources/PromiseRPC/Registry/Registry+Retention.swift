@@ -18,9 +18,14 @@ extension Registry {
     /// ```
     public func retain(forMilliseconds milliseconds: Int64) {
         retainMilliseconds = max(0, milliseconds)
-        retentionQueue = order.filter { !$0.isPending }
-        retentionStart = 0
+        queueSettledForRetention()
         scheduleCollection()
+    }
+
+    /// Queues every settled promise held, in the order they settled.
+    func queueSettledForRetention() {
+        retentionQueue = order.filter { !$0.isPending }.sorted { ($0.settled ?? 0) < ($1.settled ?? 0) }
+        retentionStart = 0
     }
 
     private func scheduleCollection() {

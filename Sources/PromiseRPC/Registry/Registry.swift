@@ -172,10 +172,13 @@ public final class Registry {
         return (requested, nil)
     }
 
+    /// What daemon-made ids start with: "p1", "p2", …
+    static let generatedIDPrefix = "p"
+
     /// A fresh daemon-made id ("p1", "p2", …), skipping ids in use or awaited.
     func generateID() -> String {
         while true {
-            let id = "p\(nextGeneratedID)"
+            let id = "\(Self.generatedIDPrefix)\(nextGeneratedID)"
             nextGeneratedID += 1
             if entries[id] == nil && waiters[id] == nil && subscribers[id] == nil { return id }
         }
@@ -209,15 +212,20 @@ public final class Registry {
         let registry = WeakLoopBound(self)
         let boxed = LoopBound(entry)
         // Observers, not children: they leave the core's cancellation rules as they are.
-        promise.onSettled(on: executor) { _ in registry.value?.didSettle(boxed.value) }
-        promise.onProgress(on: executor) { fraction in registry.value?.didProgress(boxed.value, fraction) }
         if let journal {
             // Settlements happen on the loop thread (requests, timers, process exits, and the
             // core's inline propagation from them), so `.inline` runs there — and at once, before
             // the answer that caused the settlement is delivered, as it must be to be held back.
             let boxedJournal = LoopBound(journal)
-            promise.onSettled(on: .inline) { _ in boxedJournal.value.touch(id) }
+            let executor = self.executor
+            promise.onSettled(on: .inline) { _ in
+                boxedJournal.value.touch(id)
+                executor.execute { registry.value?.didSettle(boxed.value) }
+            }
+        } else {
+            promise.onSettled(on: executor) { _ in registry.value?.didSettle(boxed.value) }
         }
+        promise.onProgress(on: executor) { fraction in registry.value?.didProgress(boxed.value, fraction) }
         if stored == nil {
             journal?.touch(id)
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])

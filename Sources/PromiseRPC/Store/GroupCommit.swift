@@ -77,9 +77,6 @@ public final class GroupCommit {
         self.logger = logger
     }
 
-    /// True when every change touched so far is committed.
-    public var isClean: Bool { dirty.isEmpty && inFlight == nil }
-
     /// Notes that promise `id` changed (or is gone), to be written in the next batch.
     func touch(_ id: String) {
         if dirtySet.insert(id).inserted { dirty.append(id) }
