@@ -6,33 +6,47 @@
 /// no other consumer. A cancelled input, however, reaches the output as a
 /// plain rejection: `allSettled` records it, `all` fails with it. The
 /// output's progress is the mean of the inputs'.
+///
+/// Inlinable, like the combinators that use it, so that it is specialised
+/// for the caller's value type: run generically it looked up type metadata
+/// several times per input, which made `all` several times slower.
 @usableFromInline
 final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     /// Decides, after each input settles, whether the output is settled.
     /// Called under the gather's lock, in the order inputs settle.
+    @usableFromInline
     typealias Decide = @Sendable (_ index: Int, _ result: Result<Input, any Error>, _ state: inout State)
         -> Result<Output, any Error>?
 
+    @usableFromInline
     struct State: Sendable {
-        var results: [Result<Input, any Error>?]
-        var remaining: Int
-        var progress: [Double]
-        var progressSum: Double = 0
-        var done = false
+        @usableFromInline var results: [Result<Input, any Error>?]
+        @usableFromInline var remaining: Int
+        @usableFromInline var progress: [Double]
+        @usableFromInline var progressSum: Double = 0
+        @usableFromInline var done = false
+
+        @inlinable
+        init(count: Int) {
+            results = Array(repeating: nil, count: count)
+            remaining = count
+            progress = Array(repeating: 0, count: count)
+        }
     }
 
-    private let state: _Locked<State>
-    private let output: Promise<Output>
-    private let decide: Decide
+    @usableFromInline let state: _Locked<State>
+    @usableFromInline let output: Promise<Output>
+    @usableFromInline let decide: Decide
 
-    private init(count: Int, output: Promise<Output>, decide: @escaping Decide) {
-        state = _Locked(State(results: Array(repeating: nil, count: count), remaining: count,
-                              progress: Array(repeating: 0, count: count)))
+    @inlinable
+    init(count: Int, output: Promise<Output>, decide: @escaping Decide) {
+        state = _Locked(State(count: count))
         self.output = output
         self.decide = decide
     }
 
     /// Watches `inputs`; returns the output promise.
+    @inlinable
     static func combine(_ inputs: [Promise<Input>], decide: @escaping Decide) -> Promise<Output> {
         let output = Promise<Output>()
         let gather = _Gather(count: inputs.count, output: output, decide: decide)
@@ -53,7 +67,8 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
         return output
     }
 
-    private func record(_ index: Int, _ result: Result<Input, any Error>) {
+    @inlinable
+    func record(_ index: Int, _ result: Result<Input, any Error>) {
         let decision = state.withLock { state -> Result<Output, any Error>? in
             guard !state.done else { return nil }
             state.results[index] = result
@@ -69,7 +84,8 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    private func progressed(_ index: Int, _ fraction: Double) {
+    @inlinable
+    func progressed(_ index: Int, _ fraction: Double) {
         let mean = state.withLock { state -> Double in
             state.progressSum += fraction - state.progress[index]
             state.progress[index] = fraction

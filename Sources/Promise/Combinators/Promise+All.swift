@@ -8,6 +8,7 @@ extension Promise {
     /// ```swift
     /// let pages = Promise.all(urls.map { fetch($0) })
     /// ```
+    @inlinable
     public static func all(_ promises: [Promise<Value>]) -> Promise<[Value]> {
         all(promises, policy: .failFast)
     }
@@ -17,6 +18,7 @@ extension Promise {
     /// ```swift
     /// Promise.all(jobs, policy: .allErrors)      // every failure, not just the first
     /// ```
+    @inlinable
     public static func all(_ promises: [Promise<Value>], policy: JoinPolicy) -> Promise<[Value]> {
         guard !promises.isEmpty else { return Promise<[Value]>(value: []) }
         return _Gather<Value, [Value]>.combine(promises) { index, result, state in
@@ -46,6 +48,7 @@ extension Promise {
     /// ```swift
     /// let avatars = Promise.allReplacingErrorsWithNil(users.map { fetchAvatar($0) })
     /// ```
+    @inlinable
     public static func allReplacingErrorsWithNil(_ promises: [Promise<Value>]) -> Promise<[Value?]> {
         guard !promises.isEmpty else { return Promise<[Value?]>(value: []) }
         return _Gather<Value, [Value?]>.combine(promises) { _, _, state in
@@ -60,6 +63,7 @@ extension Promise {
     /// ```swift
     /// let outcomes = Promise.allSettled(checks)
     /// ```
+    @inlinable
     public static func allSettled(_ promises: [Promise<Value>]) -> Promise<[Result<Value, any Error>]> {
         guard !promises.isEmpty else { return Promise<[Result<Value, any Error>]>(value: []) }
         return _Gather<Value, [Result<Value, any Error>]>.combine(promises) { _, _, state in

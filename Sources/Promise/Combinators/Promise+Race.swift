@@ -7,6 +7,7 @@ extension Promise {
     /// ```swift
     /// let answer = Promise.race([primary.query(q), replica.query(q)])
     /// ```
+    @inlinable
     public static func race(_ promises: [Promise<Value>]) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: PromiseError.emptyInput) }
         return _Gather<Value, Value>.combine(promises) { _, result, _ in result }
@@ -20,6 +21,7 @@ extension Promise {
     /// ```swift
     /// let mirror = Promise.any(mirrors.map { ping($0) })
     /// ```
+    @inlinable
     public static func any(_ promises: [Promise<Value>]) -> Promise<Value> {
         guard !promises.isEmpty else { return Promise(error: PromiseError.emptyInput) }
         return _Gather<Value, Value>.combine(promises) { _, result, state in

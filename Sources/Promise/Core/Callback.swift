@@ -1,31 +1,163 @@
 /// One handler waiting on a promise: a `then`, `recover`, `always`,
 /// `onCancel`, an adoption, or an internal observer.
 ///
-/// A handler is a closure made inside the (specialised) operator that
+/// A handler runs code made inside the (specialised) operator that
 /// registered it, so it runs fully specialised code. Two alternatives were
 /// measured and rejected: handler structs stored as `any _Callback<Value>`
 /// (a parameterised existential looks up metadata on every use) and as a
 /// plain protocol existential (calls go through the generic witness and run
 /// unspecialised code) — each cost several times a whole `then` + `fulfill`.
 ///
-/// The closure receives a pointer to the promise's `Result<Value, any
-/// Error>`: handlers are only ever registered by `Promise<Value>` on itself,
-/// so the pointee always has the type the handler was made for.
+/// `invoke` is that code. It captures nothing: what it works on — the child
+/// promise it settles (`follower`) and the user's closure (`body`) — is
+/// stored beside it and handed back to it. A closure capturing child and
+/// body would need a heap context, one allocation per `then` on top of the
+/// child itself (swift-nio's `map` makes that allocation; we measured it as
+/// a fifth of a whole `then` + `fulfill`).
+///
+/// `invoke` receives a pointer to the promise's `Result<Value, any Error>`:
+/// handlers are only ever registered by `Promise<Value>` on itself, so the
+/// pointee always has the type the handler was made for.
 @usableFromInline
 struct _Callback: Sendable {
     @usableFromInline
-    let run: @Sendable (_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) -> Void
+    typealias Invoke = @Sendable (
+        _ callback: borrowing _Callback, _ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist
+    ) -> Void
 
-    /// The child promise this handler settles, if any, for progress.
     @usableFromInline
-    let follower: (any _PromiseNode)?
+    typealias Run = @Sendable (_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) -> Void
+
+    @usableFromInline
+    let invoke: Invoke
+
+    /// The child promise this handler settles, if any; also followed for
+    /// progress. Kept as `AnyObject` rather than `any _PromiseNode`: the
+    /// existential's witness table is needed only for progress, and
+    /// destroying an optional existential went through generic value
+    /// witnesses on every handler run.
+    @usableFromInline
+    let follower: (any AnyObject & Sendable)?
+
+    /// The user's closure, in one of the `_…Body` wrappers.
+    @usableFromInline
+    let body: _ErasedBody
+
+    /// A handler whose `invoke` finds its child in `follower` and its
+    /// closure in `body` (read back with `body(as:)`).
+    @inlinable
+    init<Body>(follower: (any _PromiseNode)?, body: Body, invoke: @escaping Invoke) {
+        self.follower = follower
+        self.body = _ErasedBody(body)
+        self.invoke = invoke
+    }
+
+    /// A handler that is one closure, capturing what it needs. Costs an
+    /// allocation for the captures; for the handlers not on a chain.
+    @inlinable
+    init(follower: (any _PromiseNode)?, _ run: @escaping Run) {
+        self.init(follower: follower, body: _RunBody(call: run)) { callback, result, cancelled, work in
+            callback.body(as: _RunBody.self).call(result, cancelled, &work)
+        }
+    }
 
     @inlinable
-    init(follower: (any _PromiseNode)?,
-         _ run: @escaping @Sendable (_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) -> Void) {
-        self.follower = follower
-        self.run = run
+    func run(_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) {
+        invoke(self, result, cancelled, &work)
     }
+
+    /// The stored body; `Body` must be the wrapper it was stored as.
+    @inlinable
+    func body<Body>(as _: Body.Type) -> Body {
+        body.restore(as: Body.self)
+    }
+
+    /// The follower, which must be a `Node`.
+    @inlinable
+    func follower<Node: AnyObject>(as _: Node.Type) -> Node {
+        unsafeDowncast(follower.unsafelyUnwrapped, to: Node.self)
+    }
+
+    /// The follower as a promise of unknown type, for progress.
+    @inlinable
+    var followingNode: (any _PromiseNode)? {
+        follower.map { $0 as! any _PromiseNode }
+    }
+}
+
+/// One closure in a wrapper struct, with the wrapper's type erased: two
+/// words, a closure's code and its retained context.
+///
+/// The closure is wrapped in a struct whose field spells its exact type
+/// (`_MapBody`, …) before its bits are kept. Bit-casting a function value
+/// itself is wrong in generic code: passing it as `unsafeBitCast`'s
+/// generic argument re-abstracts it through a thunk, and the bits read
+/// back are that thunk, called with the wrong conventions. Structs are
+/// never re-abstracted.
+@usableFromInline
+struct _ErasedBody: Sendable {
+    /// Held for its context's reference count; never called as this type.
+    @usableFromInline
+    let bits: @Sendable () -> Void
+
+    @inlinable
+    init<Body>(_ body: Body) {
+        self = unsafeBitCast(body, to: _ErasedBody.self)
+    }
+
+    @inlinable
+    func restore<Body>(as _: Body.Type) -> Body {
+        unsafeBitCast(self, to: Body.self)
+    }
+}
+
+/// `then`'s closure.
+@usableFromInline
+struct _MapBody<Input, Output>: Sendable {
+    @usableFromInline let call: @Sendable (Input) throws -> Output
+    @inlinable init(call: @escaping @Sendable (Input) throws -> Output) { self.call = call }
+}
+
+/// The closure of a `then` that continues with another promise.
+@usableFromInline
+struct _FlatMapBody<Input, Output: Sendable>: Sendable {
+    @usableFromInline let call: @Sendable (Input) throws -> Promise<Output>
+    @inlinable init(call: @escaping @Sendable (Input) throws -> Promise<Output>) { self.call = call }
+}
+
+/// `recover`'s closure.
+@usableFromInline
+struct _RecoverBody<Output>: Sendable {
+    @usableFromInline let call: @Sendable (any Error) throws -> Output
+    @inlinable init(call: @escaping @Sendable (any Error) throws -> Output) { self.call = call }
+}
+
+/// The closure of a `recover` that continues with another promise.
+@usableFromInline
+struct _FlatRecoverBody<Output: Sendable>: Sendable {
+    @usableFromInline let call: @Sendable (any Error) throws -> Promise<Output>
+    @inlinable init(call: @escaping @Sendable (any Error) throws -> Promise<Output>) { self.call = call }
+}
+
+/// `always`'s closure.
+@usableFromInline
+struct _ResultBody<Value: Sendable>: Sendable {
+    @usableFromInline let call: @Sendable (Result<Value, any Error>) -> Void
+    @inlinable init(call: @escaping @Sendable (Result<Value, any Error>) -> Void) { self.call = call }
+}
+
+/// A handler made as one capturing closure.
+@usableFromInline
+struct _RunBody: Sendable {
+    @usableFromInline let call: _Callback.Run
+    @inlinable init(call: @escaping _Callback.Run) { self.call = call }
+}
+
+/// No closure (an adoption).
+@usableFromInline
+struct _NoBody: Sendable {
+    @usableFromInline let bits: @Sendable () -> Void = {}
+    @inlinable init() {}
 }
 
 extension UnsafeRawPointer {

@@ -6,7 +6,9 @@
 @usableFromInline
 struct _CallbackList: Sendable {
     @usableFromInline var first: _Callback?
-    @usableFromInline var rest: [_Callback] = []
+    /// Nil rather than empty until a second handler comes, so that the
+    /// common list holds nothing to release.
+    @usableFromInline var rest: [_Callback]?
 
     @inlinable
     init() {}
@@ -15,18 +17,20 @@ struct _CallbackList: Sendable {
     var isEmpty: Bool { first == nil }
 
     @inlinable
-    mutating func append(_ callback: _Callback) {
+    mutating func append(_ callback: consuming _Callback) {
         if first == nil {
             first = callback
+        } else if rest == nil {
+            rest = [callback]
         } else {
-            rest.append(callback)
+            rest!.append(callback)
         }
     }
 
     /// Empties the list, returning what it held.
     @inlinable
     mutating func take() -> _CallbackList {
-        let taken = self
+        let taken = consume self
         self = _CallbackList()
         return taken
     }
@@ -34,10 +38,12 @@ struct _CallbackList: Sendable {
     /// Runs every handler with `result`, which must be of the type the
     /// handlers were made for: the owning promise's `Result<Value, any Error>`.
     @inlinable
-    func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
-        guard let first else { return }
+    consuming func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+        guard let first = first.take() else { return }
+        let rest = rest.take()
         withUnsafePointer(to: result) { result in
             first.run(UnsafeRawPointer(result), cancelled, &work)
+            guard let rest else { return }
             for callback in rest {
                 callback.run(UnsafeRawPointer(result), cancelled, &work)
             }
@@ -50,9 +56,9 @@ struct _CallbackList: Sendable {
     var followers: [any _PromiseNode] {
         guard let first else { return [] }
         var nodes: [any _PromiseNode] = []
-        if let node = first.follower { nodes.append(node) }
-        for callback in rest {
-            if let node = callback.follower { nodes.append(node) }
+        if let node = first.followingNode { nodes.append(node) }
+        for callback in rest ?? [] {
+            if let node = callback.followingNode { nodes.append(node) }
         }
         return nodes
     }

@@ -2,20 +2,26 @@
 /// `_Callback`). On cancellation from above, a child is cancelled without
 /// running its handler; otherwise the handler runs on its executor, or —
 /// for `.inline` — right here, settling the child through the worklist.
+///
+/// Each `invoke` closure reads its child and body back from the callback
+/// and captures only the executor, which for `.inline` and `.default` has
+/// no stored properties: the handler then costs no allocation.
 extension Promise {
     /// `then`: maps a fulfilled value; a rejection passes through.
     @inlinable
     func _thenCallback<U: Sendable, E: Executor>(
         _ body: @escaping @Sendable (Value) throws -> U, child: Promise<U>, executor: E
     ) -> _Callback {
-        _Callback(follower: child) { result, cancelled, work in
+        _Callback(follower: child, body: _MapBody(call: body)) { callback, result, cancelled, work in
+            let child = callback.follower(as: Promise<U>.self)
             if cancelled { return child._cancelFromAncestor(&work) }
             switch result._result(Value.self) {
             case .failure(let error):
                 child._settle(.failure(error), &work)
             case .success(let value) where E.self == InlineExecutor.self:
-                child._settle(Result { try body(value) }, &work)
+                child._settle(Result { try callback.body(as: _MapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
+                let body = callback.body(as: _MapBody<Value, U>.self).call
                 executor.execute { child._settle(Result { try body(value) }) }
             }
         }
@@ -26,14 +32,16 @@ extension Promise {
     func _thenAdoptCallback<U: Sendable, E: Executor>(
         _ body: @escaping @Sendable (Value) throws -> Promise<U>, child: Promise<U>, executor: E
     ) -> _Callback {
-        _Callback(follower: child) { result, cancelled, work in
+        _Callback(follower: child, body: _FlatMapBody(call: body)) { callback, result, cancelled, work in
+            let child = callback.follower(as: Promise<U>.self)
             if cancelled { return child._cancelFromAncestor(&work) }
             switch result._result(Value.self) {
             case .failure(let error):
                 child._settle(.failure(error), &work)
             case .success(let value) where E.self == InlineExecutor.self:
-                child._adopt(Result { try body(value) }, &work)
+                child._adopt(Result { try callback.body(as: _FlatMapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
+                let body = callback.body(as: _FlatMapBody<Value, U>.self).call
                 executor.execute { child._adopt(Result { try body(value) }) }
             }
         }
@@ -44,14 +52,16 @@ extension Promise {
     func _recoverCallback<E: Executor>(
         _ body: @escaping @Sendable (any Error) throws -> Value, child: Promise<Value>, executor: E
     ) -> _Callback {
-        _Callback(follower: child) { result, cancelled, work in
+        _Callback(follower: child, body: _RecoverBody(call: body)) { callback, result, cancelled, work in
+            let child = callback.follower(as: Promise<Value>.self)
             if cancelled { return child._cancelFromAncestor(&work) }
             switch result._result(Value.self) {
             case .success(let value):
                 child._settle(.success(value), &work)
             case .failure(let error) where E.self == InlineExecutor.self:
-                child._settle(Result { try body(error) }, &work)
+                child._settle(Result { try callback.body(as: _RecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
+                let body = callback.body(as: _RecoverBody<Value>.self).call
                 executor.execute { child._settle(Result { try body(error) }) }
             }
         }
@@ -62,14 +72,16 @@ extension Promise {
     func _recoverAdoptCallback<E: Executor>(
         _ body: @escaping @Sendable (any Error) throws -> Promise<Value>, child: Promise<Value>, executor: E
     ) -> _Callback {
-        _Callback(follower: child) { result, cancelled, work in
+        _Callback(follower: child, body: _FlatRecoverBody(call: body)) { callback, result, cancelled, work in
+            let child = callback.follower(as: Promise<Value>.self)
             if cancelled { return child._cancelFromAncestor(&work) }
             switch result._result(Value.self) {
             case .success(let value):
                 child._settle(.success(value), &work)
             case .failure(let error) where E.self == InlineExecutor.self:
-                child._adopt(Result { try body(error) }, &work)
+                child._adopt(Result { try callback.body(as: _FlatRecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
+                let body = callback.body(as: _FlatRecoverBody<Value>.self).call
                 executor.execute { child._adopt(Result { try body(error) }) }
             }
         }
@@ -82,7 +94,9 @@ extension Promise {
     func _alwaysCallback<E: Executor>(
         _ body: @escaping @Sendable (Result<Value, any Error>) -> Void, child: Promise<Value>, executor: E
     ) -> _Callback {
-        _Callback(follower: child) { result, cancelled, work in
+        _Callback(follower: child, body: _ResultBody(call: body)) { callback, result, cancelled, work in
+            let child = callback.follower(as: Promise<Value>.self)
+            let body = callback.body(as: _ResultBody<Value>.self).call
             let result = result._result(Value.self)
             if cancelled {
                 child._cancelFromAncestor(&work)
@@ -111,7 +125,8 @@ extension Promise {
     /// A promise adopting this one (A+ 2.3.2): settles as this one does.
     @inlinable
     func _adoptCallback(adopter: Promise<Value>) -> _Callback {
-        _Callback(follower: adopter) { result, cancelled, work in
+        _Callback(follower: adopter, body: _NoBody()) { callback, result, cancelled, work in
+            let adopter = callback.follower(as: Promise<Value>.self)
             if cancelled {
                 adopter._cancelFromAncestor(&work)
             } else {

@@ -14,8 +14,9 @@ extension Promise: _PromiseNode {
             return state.settle(.rejected(CancellationError()), fulfilled: false)
         }
         guard let settlement else { return nil }
+        let parent = settlement.parent
         settlement.run(Result<Value, any Error>.failure(CancellationError()), cancelled: true, &work)
-        return settlement.parent
+        return parent
     }
 
     @usableFromInline

@@ -28,32 +28,67 @@ struct _PromiseState: Sendable {
     /// pending: for upward cancellation, cycle detection and the debug chain.
     /// Released on settling, which breaks the parent↔child reference cycle.
     @usableFromInline var parent: (any _PromiseNode)?
-    /// For a locked-in promise: an ancestor the cycle check may jump to,
-    /// past ancestors that are all locked in too (so none of them can be
-    /// the promise being resolved). Keeps long adoption chains linear.
-    @usableFromInline var cycleHint: (any _PromiseNode)?
     /// Children (then/recover/always children, adopters, combinators) and how
     /// many of them were cancelled: all cancelled cancels this promise.
     @usableFromInline var children: UInt32 = 0
     @usableFromInline var cancelledChildren: UInt32 = 0
-    @usableFromInline var progress: Double = 0
-    @usableFromInline var progressObservers: [_ProgressObserver] = []
-    @usableFromInline var name: String?
+    /// What few promises use, allocated on first use (see `_StateExtras`).
+    @usableFromInline var extras: _StateExtras?
+
+    /// A pending state, following `parent` if given.
+    @inlinable
+    init(parent: (any _PromiseNode)? = nil) {
+        outcome = .pending
+        isPending = true
+        self.parent = parent
+    }
+
+    /// A settled state.
+    @inlinable
+    init(settled outcome: consuming _Outcome, fulfilled: Bool) {
+        self.outcome = outcome
+        isPending = false
+        isFulfilled = fulfilled
+    }
 
     @inlinable
-    init(outcome: _Outcome = .pending, parent: (any _PromiseNode)? = nil) {
-        self.outcome = outcome
-        self.parent = parent
-        switch outcome {
-        case .pending: isPending = true
-        case .fulfilled: isPending = false; isFulfilled = true; progress = 1
-        case .rejected: isPending = false
+    var writableExtras: _StateExtras {
+        mutating get {
+            if let extras { return extras }
+            let created = _StateExtras()
+            extras = created
+            return created
         }
+    }
+
+    /// 0…1; always 1 once fulfilled.
+    @inlinable
+    var progress: Double {
+        get { isFulfilled ? 1 : extras?.progress ?? 0 }
+        set { writableExtras.progress = newValue }
+    }
+
+    @inlinable
+    var progressObservers: [_ProgressObserver] {
+        get { extras?.progressObservers ?? [] }
+        set { writableExtras.progressObservers = newValue }
+    }
+
+    @inlinable
+    var cycleHint: (any _PromiseNode)? {
+        get { extras?.cycleHint }
+        set { if newValue != nil || extras != nil { writableExtras.cycleHint = newValue } }
+    }
+
+    @inlinable
+    var name: String? {
+        get { extras?.name }
+        set { if newValue != nil || extras != nil { writableExtras.name = newValue } }
     }
 
     /// Records the outcome without running anything (see `settle`).
     @inlinable
-    mutating func record(_ newOutcome: _Outcome, fulfilled: Bool) {
+    mutating func record(_ newOutcome: consuming _Outcome, fulfilled: Bool) {
         outcome = newOutcome
         isPending = false
         isFulfilled = fulfilled
@@ -62,7 +97,7 @@ struct _PromiseState: Sendable {
     /// Records the outcome. Returns what must be run outside the lock, or
     /// nil when the promise was already settled.
     @inlinable
-    mutating func settle(_ newOutcome: _Outcome, fulfilled: Bool) -> _Settlement? {
+    mutating func settle(_ newOutcome: consuming _Outcome, fulfilled: Bool) -> _Settlement? {
         guard isPending else { return nil }
         record(newOutcome, fulfilled: fulfilled)
         return takeSettlement()
@@ -71,19 +106,35 @@ struct _PromiseState: Sendable {
     /// Empties what settling hands over: handlers, parent, progress observers.
     @inlinable
     mutating func takeSettlement() -> _Settlement {
-        var settlement = _Settlement(callbacks: callbacks.take(), parent: parent)
-        parent = nil
-        cycleHint = nil
-        if !progressObservers.isEmpty {
-            settlement.observers = progressObservers
-            progressObservers = []
-        }
-        if isFulfilled, progress < 1 {
-            progress = 1
-            settlement.progressReachedOne = true
+        var settlement = _Settlement(callbacks: callbacks.take(), parent: parent.take())
+        guard let extras else { return settlement }
+        extras.cycleHint = nil
+        let observers = extras.progressObservers
+        extras.progressObservers = []
+        if isFulfilled, extras.progress < 1 {
+            extras.progress = 1
+            if !observers.isEmpty { settlement.observersOfCompletion = observers }
         }
         return settlement
     }
+}
+
+/// The parts of a promise's state that most promises never use: progress,
+/// its observers, a name, the cycle check's shortcut. Kept out of
+/// `_PromiseState` so that creating and destroying a promise, which every
+/// `then` does, initialises and releases none of them.
+@usableFromInline
+final class _StateExtras: @unchecked Sendable {  // Read and written only under the owning promise's lock.
+    @usableFromInline var progress: Double = 0
+    @usableFromInline var progressObservers: [_ProgressObserver] = []
+    @usableFromInline var name: String?
+    /// For a locked-in promise: an ancestor the cycle check may jump to,
+    /// past ancestors that are all locked in too (so none of them can be
+    /// the promise being resolved). Keeps long adoption chains linear.
+    @usableFromInline var cycleHint: (any _PromiseNode)?
+
+    @inlinable
+    init() {}
 }
 
 /// A settled or pending outcome, with the value type erased (see `_PromiseState`).
@@ -121,12 +172,8 @@ enum _Outcome: Sendable {
 struct _Settlement: ~Copyable, Sendable {
     @usableFromInline var callbacks: _CallbackList
     @usableFromInline var parent: (any _PromiseNode)?
-    /// For a locked-in promise: an ancestor the cycle check may jump to,
-    /// past ancestors that are all locked in too (so none of them can be
-    /// the promise being resolved). Keeps long adoption chains linear.
-    @usableFromInline var cycleHint: (any _PromiseNode)?
-    @usableFromInline var observers: [_ProgressObserver] = []
-    @usableFromInline var progressReachedOne = false
+    /// Progress observers to tell about the final 1.0, if settling brought it.
+    @usableFromInline var observersOfCompletion: [_ProgressObserver]?
 
     @inlinable
     init(callbacks: _CallbackList, parent: (any _PromiseNode)?) {
@@ -137,11 +184,11 @@ struct _Settlement: ~Copyable, Sendable {
     /// Runs the handlers (deferring inline children to `work`) and tells
     /// progress observers about the final 1.0.
     @inlinable
-    borrowing func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
-        if progressReachedOne {
-            for observer in observers { observer.notify(1) }
+    consuming func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+        if let observersOfCompletion {
+            for observer in observersOfCompletion { observer.notify(1) }
         }
-        callbacks.run(result, cancelled: cancelled, &work)
+        callbacks.take().run(result, cancelled: cancelled, &work)
     }
 }
 

@@ -22,8 +22,9 @@ extension Promise {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         guard let settlement = _withState({ $0.settle(.rejected(CancellationError()), fulfilled: false) }) else { return false }
         var work = _Worklist()
+        let parent = settlement.parent
         settlement.run(cancellation, cancelled: true, &work)
-        if let parent = settlement.parent {
+        if let parent {
             _cancelUpwards(from: parent, &work)
         }
         work.drain()
