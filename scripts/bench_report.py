@@ -52,6 +52,26 @@ def daemon_targets(by_name):
     return targets
 
 
+def core_targets(by_name):
+    """Target (1): then + fulfill against swift-nio's map + succeed, and the cost of a link."""
+    targets = []
+    single = by_name.get("promise.then+fulfill.inline")
+    if single is not None and single["ratio"] is not None:
+        targets.append({"target": "then + fulfill: <= 0.5x swift-nio's time", "met": single["ratio"] <= 0.5,
+                        "figure": f"{single['nsPerOp']:.0f} ns, {single['ratio']:.2f}x swift-nio"})
+    if single is not None and single["allocationsPerOp"] is not None:
+        allocations = single["allocationsPerOp"]
+        targets.append({"target": "then + fulfill: <= 2 allocations", "met": allocations <= 2,
+                        "figure": f"{allocations} allocations"})
+    chain = by_name.get("promise.chain10.inline")
+    if single is not None and chain is not None and None not in (single["allocationsPerOp"], chain["allocationsPerOp"]):
+        # chain10 is one root and ten links; then + fulfill is one root and one link.
+        per_link = (chain["allocationsPerOp"] - single["allocationsPerOp"]) / 9
+        targets.append({"target": "each extra link: <= 1 allocation", "met": per_link <= 1,
+                        "figure": f"{per_link:.1f} allocations per link"})
+    return targets
+
+
 def daemon_section(path):
     rows = read_lines(path)
     by_name = {row["name"]: row for row in rows}
@@ -100,7 +120,15 @@ def main(timed_path, allocations_path, daemon_path=None):
         allocs = row["allocationsPerOp"] if row["allocationsPerOp"] is not None else ""
         print(f"| {row['name']} | {row['nsPerOp']:.1f} | {ratio} | {row.get('anchor') or ''} | {allocs} |")
 
-    report = {"core": results}
+    targets = core_targets({row["name"]: row for row in results})
+    if targets:
+        print()
+        print("| target | figure | |")
+        print("| --- | --- | --- |")
+        for target in targets:
+            print(f"| {target['target']} | {target['figure']} | {'met' if target['met'] else 'missed'} |")
+
+    report = {"core": results, "coreTargets": targets}
     if daemon_path is not None:
         report["daemon"] = daemon_section(daemon_path)
     with open("bench/results.json", "w") as f:
