@@ -52,6 +52,17 @@ def daemon_targets(by_name):
     return targets
 
 
+def print_targets(targets):
+    """The targets as a table, each marked met or missed."""
+    if not targets:
+        return
+    print()
+    print("| target | figure | |")
+    print("| --- | --- | --- |")
+    for target in targets:
+        print(f"| {target['target']} | {target['figure']} | {'met' if target['met'] else 'missed'} |")
+
+
 def core_targets(by_name):
     """Target (1): then + fulfill against swift-nio's map + succeed, and the cost of a link."""
     targets = []
@@ -94,12 +105,7 @@ def daemon_section(path):
         vs_anchor = f"{row['vsAnchor']:.2f}x" if row["vsAnchor"] is not None else ""
         vs_floor = f"{row['vsFloor']:.2f}x" if row["vsFloor"] is not None else ""
         print(f"| {row['name']} | {row['value']:.1f} | {row['unit']} | {vs_anchor} | {vs_floor} |")
-    if targets:
-        print()
-        print("| target | figure | |")
-        print("| --- | --- | --- |")
-        for target in targets:
-            print(f"| {target['target']} | {target['figure']} | {'met' if target['met'] else 'missed'} |")
+    print_targets(targets)
     return {"results": rows, "targets": targets}
 
 
@@ -121,12 +127,7 @@ def main(timed_path, allocations_path, daemon_path=None):
         print(f"| {row['name']} | {row['nsPerOp']:.1f} | {ratio} | {row.get('anchor') or ''} | {allocs} |")
 
     targets = core_targets({row["name"]: row for row in results})
-    if targets:
-        print()
-        print("| target | figure | |")
-        print("| --- | --- | --- |")
-        for target in targets:
-            print(f"| {target['target']} | {target['figure']} | {'met' if target['met'] else 'missed'} |")
+    print_targets(targets)
 
     report = {"core": results, "coreTargets": targets}
     if daemon_path is not None:

@@ -37,6 +37,37 @@ struct PromiseProgressTests {
         #expect(Promise(value: 1).progress == 1)
     }
 
+    @Test("fulfilling tells onProgress observers 1, once")
+    func fulfilmentTellsObserversOne() {
+        let seen = Recorder<Double>()
+        let promise = Promise<Int>()
+        promise.onProgress(on: .inline) { seen.append($0) }
+        promise.reportProgress(0.3)
+        promise.fulfill(1)
+        promise.fulfill(2)
+        #expect(seen.values == [0.3, 1])
+    }
+
+    @Test("a rejected promise keeps its last progress, does not tell its observers 1, and ignores later reports")
+    func rejectionKeepsProgress() {
+        let seen = Recorder<Double>()
+        let promise = Promise<Int>()
+        promise.onProgress(on: .inline) { seen.append($0) }
+        promise.reportProgress(0.3)
+        promise.reject(TestError.boom)
+        promise.reportProgress(0.9)
+        #expect(promise.progress == 0.3)
+        #expect(seen.values == [0.3])
+    }
+
+    @Test("an observer registered on a fulfilled promise is told 1 at once; on a new promise, nothing")
+    func lateObserverSeesCurrentProgress() {
+        let seen = Recorder<Double>()
+        Promise(value: 1).onProgress(on: .inline) { seen.append($0) }
+        Promise<Int>().onProgress(on: .inline) { seen.append($0) }
+        #expect(seen.values == [1])
+    }
+
     @Test("onProgress observers see each increase, in increasing order")
     func observersSeeIncreasingValues() async {
         let seen = Recorder<Double>()

@@ -32,10 +32,9 @@ struct _Callback: Sendable {
     let invoke: Invoke
 
     /// The child promise this handler settles, if any; also followed for
-    /// progress. Kept as `AnyObject` rather than `any _PromiseNode`: the
-    /// existential's witness table is needed only for progress, and
-    /// destroying an optional existential went through generic value
-    /// witnesses on every handler run.
+    /// progress. Kept as one word rather than `any _PromiseNode` (object
+    /// and witness table): the witness table is needed only for progress,
+    /// where `followingNode` looks it up.
     @usableFromInline
     let follower: (any AnyObject & Sendable)?
 
