@@ -36,7 +36,7 @@ struct _Callback: Sendable {
     /// and witness table): the witness table is needed only for progress,
     /// where `followingNode` looks it up.
     @usableFromInline
-    let follower: (any AnyObject & Sendable)?
+    let follower: _FollowerReference
 
     /// The user's closure, in one of the `_…Body` wrappers.
     @usableFromInline
@@ -46,7 +46,7 @@ struct _Callback: Sendable {
     /// closure in `body` (read back with `body(as:)`).
     @inlinable
     init<Body>(follower: (any _PromiseNode)?, body: Body, invoke: @escaping Invoke) {
-        self.follower = follower
+        self.follower = _FollowerReference(object: follower)
         self.body = _ErasedBody(body)
         self.invoke = invoke
     }
@@ -74,13 +74,25 @@ struct _Callback: Sendable {
     /// The follower, which must be a `Node`.
     @inlinable
     func follower<Node: AnyObject>(as _: Node.Type) -> Node {
-        unsafeDowncast(follower.unsafelyUnwrapped, to: Node.self)
+        unsafeDowncast(follower.object.unsafelyUnwrapped, to: Node.self)
     }
 
     /// The follower as a promise of unknown type, for progress.
     @inlinable
     var followingNode: (any _PromiseNode)? {
-        follower.map { $0 as! any _PromiseNode }
+        follower.object.map { $0 as! any _PromiseNode }
+    }
+}
+
+/// A handler's follower, in a struct rather than a bare optional so that
+/// it is destroyed directly (see `_NodeReference`).
+@usableFromInline
+struct _FollowerReference: Sendable {
+    @usableFromInline let object: (any AnyObject & Sendable)?
+
+    @inlinable
+    init(object: (any AnyObject & Sendable)?) {
+        self.object = object
     }
 }
 
@@ -180,12 +192,18 @@ struct _Worklist {
     /// Nested settles allowed before queueing: a few kilobytes of stack.
     @usableFromInline static var maximumDepth: Int { 32 }
 
-    @usableFromInline var depth = 0
+    @usableFromInline var depth: Int
     @usableFromInline var next: (any _PromiseNode)?
-    @usableFromInline var more: [any _PromiseNode] = []
+    @usableFromInline var more: [any _PromiseNode]
 
+    /// Assigns in the body rather than with default values: those are
+    /// compiled as functions that cannot be inlined into another module,
+    /// and every settle made a call to get an empty array.
     @inlinable
-    init() {}
+    init() {
+        depth = 0
+        more = []
+    }
 
     @inlinable
     mutating func push(_ node: any _PromiseNode) {

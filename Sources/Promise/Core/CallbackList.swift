@@ -6,9 +6,7 @@
 @usableFromInline
 struct _CallbackList: Sendable {
     @usableFromInline var first: _Callback?
-    /// Nil rather than empty until a second handler comes, so that the
-    /// common list holds nothing to release.
-    @usableFromInline var rest: [_Callback]?
+    @usableFromInline var rest = _LaterCallbacks()
 
     @inlinable
     init() {}
@@ -20,10 +18,10 @@ struct _CallbackList: Sendable {
     mutating func append(_ callback: consuming _Callback) {
         if first == nil {
             first = callback
-        } else if rest == nil {
-            rest = [callback]
+        } else if rest.array == nil {
+            rest.array = [callback]
         } else {
-            rest!.append(callback)
+            rest.array!.append(callback)
         }
     }
 
@@ -35,18 +33,15 @@ struct _CallbackList: Sendable {
         return taken
     }
 
-    /// Runs every handler with `result`, which must be of the type the
+    /// Runs every handler with `result`, which must point to the type the
     /// handlers were made for: the owning promise's `Result<Value, any Error>`.
-    @inlinable
-    consuming func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+    @usableFromInline
+    consuming func run(_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) {
         guard let first = first.take() else { return }
-        let rest = rest.take()
-        withUnsafePointer(to: result) { result in
-            first.run(UnsafeRawPointer(result), cancelled, &work)
-            guard let rest else { return }
-            for callback in rest {
-                callback.run(UnsafeRawPointer(result), cancelled, &work)
-            }
+        first.run(result, cancelled, &work)
+        guard let rest = rest.array.take() else { return }
+        for callback in rest {
+            callback.run(result, cancelled, &work)
         }
     }
 
@@ -57,9 +52,22 @@ struct _CallbackList: Sendable {
         guard let first else { return [] }
         var nodes: [any _PromiseNode] = []
         if let node = first.followingNode { nodes.append(node) }
-        for callback in rest ?? [] {
+        for callback in rest.array ?? [] {
             if let node = callback.followingNode { nodes.append(node) }
         }
         return nodes
     }
+}
+
+/// The handlers after the first.
+///
+/// Nil rather than empty until a second handler comes, so that the common
+/// list holds nothing to release; in a struct rather than a bare optional
+/// so that it is destroyed directly (see `_NodeReference`).
+@usableFromInline
+struct _LaterCallbacks: Sendable {
+    @usableFromInline var array: [_Callback]?
+
+    @inlinable
+    init() {}
 }

@@ -14,21 +14,21 @@ extension Promise: _PromiseNode {
             return state.settle(.rejected(CancellationError()), fulfilled: false)
         }
         guard let settlement else { return nil }
-        let parent = settlement.parent
+        let parent = settlement.parent.node
         settlement.run(Result<Value, any Error>.failure(CancellationError()), cancelled: true, &work)
         return parent
     }
 
     @usableFromInline
     var _upstream: (any _PromiseNode)? {
-        _withState { $0.isPending ? $0.parent : nil }
+        _withState { $0.isPending ? $0.parent.node : nil }
     }
 
     @usableFromInline
     var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) {
         _withState { state in
             guard state.isPending else { return (nil, false) }
-            return (state.cycleHint ?? state.parent, state.isLockedIn)
+            return (state.cycleHint ?? state.parent.node, state.isLockedIn)
         }
     }
 

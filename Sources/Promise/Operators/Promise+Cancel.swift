@@ -22,7 +22,7 @@ extension Promise {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         guard let settlement = _withState({ $0.settle(.rejected(CancellationError()), fulfilled: false) }) else { return false }
         var work = _Worklist()
-        let parent = settlement.parent
+        let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
         if let parent {
             _cancelUpwards(from: parent, &work)

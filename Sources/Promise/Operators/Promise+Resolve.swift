@@ -52,7 +52,7 @@ extension Promise {
         }
         let linked = _withState { state -> Bool in
             guard state.isPending, !state.isLockedIn else { return false }
-            state.parent = other
+            state.parent = _NodeReference(other)
             state.isLockedIn = true
             return true
         }
