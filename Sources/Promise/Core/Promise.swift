@@ -235,28 +235,33 @@ extension Promise {
 
 extension Promise {
     /// True until the promise is fulfilled, rejected or cancelled.
+    @inlinable
     public var isPending: Bool {
         _withState { $0.isPending }
     }
 
     /// True once the promise is fulfilled.
+    @inlinable
     public var isFulfilled: Bool {
         _withState { $0.isFulfilled }
     }
 
     /// True once the promise is rejected, cancelled included.
+    @inlinable
     public var isRejected: Bool {
         _withState { !$0.isPending && !$0.isFulfilled }
     }
 
     /// True once the promise is rejected with Swift's `CancellationError`,
     /// by ``cancel()`` or otherwise.
+    @inlinable
     public var isCancelled: Bool {
         guard case .failure(let error)? = result else { return false }
         return error is CancellationError
     }
 
     /// The outcome, or nil while pending.
+    @inlinable
     public var result: Result<Value, any Error>? {
         _withState { $0.isPending ? nil : $0.outcome }?.result(as: Value.self)
     }

@@ -25,6 +25,7 @@ extension Promise {
     }
 
     /// The last reported progress, 0…1; 0 for a new promise, 1 once fulfilled.
+    @inlinable
     public var progress: Double {
         _withState { $0.progress }
     }

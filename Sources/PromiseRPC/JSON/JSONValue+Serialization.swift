@@ -22,7 +22,12 @@ extension JSONValue {
             out.append(contentsOf: String(i).utf8)
         case .double(let d):
             // JSON has no infinities or NaN; null is the conventional stand-in.
-            if d.isFinite {
+            // 0 and 1 (every progress but a partial one) spare a float formatting.
+            if d == 0 && d.sign == .plus {
+                out.append(contentsOf: "0.0".utf8)
+            } else if d == 1 {
+                out.append(contentsOf: "1.0".utf8)
+            } else if d.isFinite {
                 out.append(contentsOf: String(d).utf8)
             } else {
                 out.append(contentsOf: "null".utf8)
@@ -52,9 +57,16 @@ extension JSONValue {
     /// Writes `s` as a JSON string literal, escaping what RFC 8259 requires.
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings (ids, states, member names) need no escape: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out.append(contentsOf: s.utf8)
+        // Most strings (ids, states, member names) need no escape: checked
+        // and copied whole from the string's own bytes, in one pass.
+        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                return false
+            }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
             out.append(UInt8(ascii: "\""))
             return
         }
@@ -75,5 +87,46 @@ extension JSONValue {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// Writes an array of strings, as `.array(strings.map(JSONValue.string))` would be.
+    static func writeStrings(_ strings: [String], into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, string) in strings.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            writeString(string, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes a string, or null.
+    static func writeOptionalString(_ string: String?, into out: inout [UInt8]) {
+        if let string { writeString(string, into: &out) } else { JSONValue.null.write(into: &out) }
+    }
+}
+
+/// Writes a JSON object member by member, for callers that know their
+/// members (and so their order) without building a dictionary. The caller
+/// gives keys in sorted order, as `JSONValue.write` would write them.
+struct JSONObjectWriter {
+    private var isEmpty = true
+
+    /// Writes the separator and `"key":`; the caller then writes the value.
+    /// `key` must need no escaping.
+    mutating func key(_ key: StaticString, into out: inout [UInt8]) {
+        out.append(isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        isEmpty = false
+        out.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
+    }
+
+    /// Closes the object.
+    func end(into out: inout [UInt8]) {
+        if isEmpty { out.append(UInt8(ascii: "{")) }
+        out.append(UInt8(ascii: "}"))
     }
 }

@@ -2,15 +2,15 @@
 /// once the last expected answer is in (a `wait` in a batch holds the whole
 /// batch's answer back until it is answered). Loop thread only.
 final class BatchAnswer {
-    private var answers: [JSONValue?]
+    private var answers: [OutgoingMessage?]
     private var expected: Set<Int> = []
     private var closed = false
-    private let send: ([JSONValue]) -> Void
+    private let send: ([OutgoingMessage]) -> Void
 
     /// - Parameters:
     ///   - count: Members in the batch.
     ///   - send: Takes the answers, in member order, once all are in.
-    init(count: Int, send: @escaping ([JSONValue]) -> Void) {
+    init(count: Int, send: @escaping ([OutgoingMessage]) -> Void) {
         answers = Array(repeating: nil, count: count)
         self.send = send
     }
@@ -21,7 +21,7 @@ final class BatchAnswer {
     }
 
     /// The answer to member `index`.
-    func fill(_ index: Int, _ answer: JSONValue) {
+    func fill(_ index: Int, _ answer: OutgoingMessage) {
         answers[index] = answer
         finishIfComplete()
     }

@@ -50,7 +50,7 @@ public final class Dispatcher: RPCHandler {
         do {
             message = try JSONValue(parsing: line)
         } catch {
-            send(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON")), to: peer)
+            send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
         }
         if case .array(let members) = message {
@@ -63,18 +63,18 @@ public final class Dispatcher: RPCHandler {
 
     private func handleBatch(_ members: [JSONValue], from peer: any RPCPeer) {
         if members.isEmpty {
-            send(JSONRPCResponse.error(.null, RPCError(.invalidRequest, "an empty batch is not a request")), to: peer)
+            send(.json(JSONRPCResponse.error(.null, RPCError(.invalidRequest, "an empty batch is not a request"))), to: peer)
             return
         }
         guard members.count <= limits.maxBatchSize else {
             let error = RPCError(
                 .limitExceeded, "a batch holds at most \(limits.maxBatchSize) requests",
                 data: ["limit": "maxBatchSize", "value": .int(limits.maxBatchSize)])
-            send(JSONRPCResponse.error(.null, error), to: peer)
+            send(.json(JSONRPCResponse.error(.null, error)), to: peer)
             return
         }
         let batch = BatchAnswer(count: members.count) { [weak self] answers in
-            self?.send(.array(answers), to: peer)
+            self?.send(.batch(answers), to: peer)
         }
         for (index, member) in members.enumerated() {
             let answers = process(member, from: peer) { answer in batch.fill(index, answer) }
@@ -85,28 +85,32 @@ public final class Dispatcher: RPCHandler {
 
     /// Runs one message. `answer` is called once, now or later, with the
     /// answer message, unless it is a notification. Returns whether it will be.
-    private func process(_ message: JSONValue, from peer: any RPCPeer, answer: @escaping (JSONValue) -> Void) -> Bool {
+    private func process(_ message: JSONValue, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
         let request: JSONRPCRequest
         do {
             request = try JSONRPCRequest(message)
         } catch {
             if error.notification { return false }
-            answer(JSONRPCResponse.error(error.id, error.error))
+            answer(.json(JSONRPCResponse.error(error.id, error.error)))
             return true
         }
         let id = request.id
         let call = RegistryCall(
             connectionID: peer.connectionID,
-            answerLater: id.map { id in { outcome in answer(JSONRPCResponse.answer(id, outcome)) } })
+            answerLater: id.map { id in { outcome in answer(.json(JSONRPCResponse.answer(id, outcome))) } })
         do {
             try checkDepth(of: request.params)
-            let result = try route(request.method, RPCParams(request.params), call)
-            if let id, let result { answer(JSONRPCResponse.result(id, result)) }
+            let reply = try route(request.method, RPCParams(request.params), call)
+            switch (id, reply) {
+            case (let id?, .value(let result)?): answer(.json(JSONRPCResponse.result(id, result)))
+            case (let id?, .record(let entry)?): answer(.recordResult(id: id, record: registry.recordJSON(entry)))
+            default: break
+            }
         } catch let error as RPCError {
-            if let id { answer(JSONRPCResponse.error(id, error)) }
+            if let id { answer(.json(JSONRPCResponse.error(id, error))) }
         } catch {
             logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(request.method)", "error": "\(error)"])
-            if let id { answer(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)"))) }
+            if let id { answer(.json(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)")))) }
         }
         return id != nil
     }
@@ -127,26 +131,33 @@ public final class Dispatcher: RPCHandler {
         "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
     ]
 
+    /// What a method answers at once.
+    private enum Reply {
+        case value(JSONValue)
+        /// The record of this promise, taken when the answer is made.
+        case record(RemotePromise)
+    }
+
     /// Runs `method`; nil when the answer comes later (or never, for a notification).
-    private func route(_ method: String, _ params: RPCParams, _ call: RegistryCall) throws -> JSONValue? {
+    private func route(_ method: String, _ params: RPCParams, _ call: RegistryCall) throws -> Reply? {
         if let journal = registry.journal, let failure = journal.failure, Self.changingMethods.contains(method) {
             throw Self.storeError(failure, journal.store)
         }
         return switch method {
-        case "create": try registry.create(params, call)
-        case "resolve": try registry.resolve(params)
-        case "reject": try registry.reject(params)
-        case "cancel": try registry.cancel(params)
-        case "get": try registry.get(params)
-        case "list": try registry.list(params)
-        case "wait": try registry.wait(params, call)
-        case "subscribe": try registry.subscribe(params, call)
-        case "unsubscribe": try registry.unsubscribe(params, call)
-        case "then": try registry.then(params)
-        case "progress": try registry.progress(params)
-        case "all", "any", "race", "allSettled": try registry.combine(method, params)
-        case "info": registry.info(connections: peers.count)
-        case "forget": try registry.forget(params)
+        case "create": .record(try registry.create(params, call))
+        case "resolve": .record(try registry.resolve(params))
+        case "reject": .record(try registry.reject(params))
+        case "cancel": .record(try registry.cancel(params))
+        case "get": .record(try registry.get(params))
+        case "list": .value(try registry.list(params))
+        case "wait": try registry.wait(params, call).map(Reply.value)
+        case "subscribe": .value(try registry.subscribe(params, call))
+        case "unsubscribe": .value(try registry.unsubscribe(params, call))
+        case "then": .value(try registry.then(params))
+        case "progress": .record(try registry.progress(params))
+        case "all", "any", "race", "allSettled": .value(try registry.combine(method, params))
+        case "info": .value(registry.info(connections: peers.count))
+        case "forget": .value(try registry.forget(params))
         default:
             throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
         }
@@ -155,32 +166,20 @@ public final class Dispatcher: RPCHandler {
     /// Sends `message` once every change made so far is stored: no answer
     /// reveals what a crash could undo. When that change could not be
     /// stored, the answers that acknowledged it become -32603 errors.
-    private func send(_ message: JSONValue, to peer: any RPCPeer) {
+    private func send(_ message: OutgoingMessage, to peer: any RPCPeer) {
         guard let journal = registry.journal else { return transmit(message, to: peer) }
         journal.deliver { [weak self] failure in
             guard let failure else {
                 self?.transmit(message, to: peer)
                 return
             }
-            self?.transmit(Self.withResultsRefused(message, Self.storeError(failure, journal.store)), to: peer)
+            self?.transmit(message.refusingResults(Self.storeError(failure, journal.store)), to: peer)
         }
     }
 
-    private func transmit(_ message: JSONValue, to peer: any RPCPeer) {
+    private func transmit(_ message: OutgoingMessage, to peer: any RPCPeer) {
         guard peer.isOpen else { return }
         peer.send(message.serialized())
-    }
-
-    /// `message` with each successful answer in it replaced by `error`.
-    private static func withResultsRefused(_ message: JSONValue, _ error: RPCError) -> JSONValue {
-        switch message {
-        case .array(let answers):
-            return .array(answers.map { withResultsRefused($0, error) })
-        case .object(let members) where members["result"] != nil:
-            return JSONRPCResponse.error(members["id"] ?? .null, error)
-        default:
-            return message
-        }
     }
 
     /// -32603 for a store that cannot write.

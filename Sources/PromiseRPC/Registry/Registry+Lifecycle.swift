@@ -1,17 +1,18 @@
 import Promise
 
 /// `create`, `resolve`, `reject`, `cancel` and `progress`: making and settling
-/// promises (docs/PROTOCOL.md, "Methods").
+/// promises (docs/PROTOCOL.md, "Methods"). Each answers with the promise's
+/// record, which the dispatcher writes (`recordJSON`).
 extension Registry {
     /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?` → record.
-    func create(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+    func create(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
         let requested = try params.optionalPromiseID("id")
         let name = try params.string("name")
         let timeout = try params.milliseconds("timeoutMs")
         let lease = try params.bool("lease") ?? false
         let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
         let (id, existing) = try claim(requested, ifExists: ifExists)
-        if let existing { return record(existing) }
+        if let existing { return existing }
         try reserve()
         let entry = register(Promise<JSONValue>(), id: id, kind: .created, name: name)
         if let timeout {
@@ -25,37 +26,37 @@ extension Registry {
             entry.leaseHolder = call.connectionID
             sessions[call.connectionID]?.leases.insert(id)
         }
-        return record(entry)
+        return entry
     }
 
     /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
-    func resolve(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func resolve(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard entry.promise.fulfill(params["value"] ?? .null) else { throw alreadySettled(entry) }
-        return record(entry)
+        return entry
     }
 
     /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
-    func reject(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func reject(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         var rejection = RemoteRejection(message: "rejected")
         if let reason = params["reason"], !reason.isNull {
             rejection = try RemoteRejection(json: reason)
         }
         guard entry.promise.reject(rejection) else { throw alreadySettled(entry) }
-        return record(entry)
+        return entry
     }
 
     /// `cancel`: `id` → record. The core cancels pending descendants, and the
     /// parent when this was its last uncancelled child.
-    func cancel(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func cancel(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard entry.promise.cancel() else { throw alreadySettled(entry) }
-        return record(entry)
+        return entry
     }
 
     /// `progress`: `id`, `progress` (0…1), `message?` → record.
-    func progress(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func progress(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard let fraction = try params.double("progress", in: 0...1) else {
             throw RPCParams.invalid("progress", "missing \"progress\" (a number from 0 to 1)")
@@ -66,7 +67,7 @@ extension Registry {
         entry.reportedProgress = fraction
         entry.promise.reportProgress(fraction)
         journal?.touch(entry.id)
-        return record(entry)
+        return entry
     }
 
     /// Rejects `entry` with a timeout in `milliseconds` unless it settles first.

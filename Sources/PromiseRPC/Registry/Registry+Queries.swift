@@ -8,8 +8,8 @@ extension Registry {
     static let defaultListLimit = 100
 
     /// `get`: `id` → record.
-    func get(_ params: RPCParams) throws(RPCError) -> JSONValue {
-        record(try entry(params.promiseID("id")))
+    func get(_ params: RPCParams) throws(RPCError) -> RemotePromise {
+        try entry(params.promiseID("id"))
     }
 
     /// `list`: `state?`, `prefix?`, `limit?`, `cursor?` →

@@ -72,6 +72,7 @@ extension Registry {
         for id in distinct where !now.contains(id) {
             if session.subscriptions.insert(id).inserted {
                 subscribers[id, default: []].insert(call.connectionID)
+                if let entry = entries[id] { observeProgress(entry) }
             }
         }
         for id in settledNow {

@@ -200,7 +200,6 @@ public final class Registry {
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
-        promise.name = id
         if let stored, !stored.isPending {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
             entry.settled = stored.settled
@@ -223,9 +222,13 @@ public final class Registry {
                 executor.execute { registry.value?.didSettle(boxed.value) }
             }
         } else {
-            promise.onSettled(on: executor) { _ in registry.value?.didSettle(boxed.value) }
+            // `.inline` plus a hop, rather than `on: executor`: the executor is an
+            // existential, and handing it to the generic `onSettled` ran that
+            // unspecialised, looking up `Result`'s metadata on every settle.
+            let executor = self.executor
+            promise.onSettled(on: .inline) { _ in executor.execute { registry.value?.didSettle(boxed.value) } }
         }
-        promise.onProgress(on: executor) { fraction in registry.value?.didProgress(boxed.value, fraction) }
+        if subscribers[id] != nil { observeProgress(entry) }
         if stored == nil {
             journal?.touch(id)
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
@@ -236,6 +239,14 @@ public final class Registry {
     /// The record of `entry`, now.
     func record(_ entry: RemotePromise) -> JSONValue {
         entry.record(now: now())
+    }
+
+    /// The record of `entry`, now, as JSON text.
+    func recordJSON(_ entry: RemotePromise) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(192)
+        entry.writeRecord(now: now(), into: &out)
+        return out
     }
 
     // MARK: Settlement and progress
@@ -252,22 +263,44 @@ public final class Registry {
         entry.timeoutTimer = nil
         entry.compact()
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
-        let record = entry.record(now: now())
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
-        if let waiting = waiters.removeValue(forKey: entry.id) {
+        let waiting = waiters.removeValue(forKey: entry.id)
+        let connections = subscribers.removeValue(forKey: entry.id)
+        // Most promises have neither waiters nor subscribers: no record to make.
+        guard waiting != nil || connections != nil else { return }
+        let record = entry.record(now: now())
+        if let waiting {
             for waiter in waiting {
                 sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
                 waiter.timer?.cancel()
                 waiter.answer(.success(record))
             }
         }
-        if let connections = subscribers.removeValue(forKey: entry.id) {
+        if let connections {
             let notification = JSONRPCResponse.notification("settled", record).serialized()
             for connectionID in connections {
                 guard let session = sessions[connectionID] else { continue }
                 session.subscriptions.remove(entry.id)
                 session.push(serialized: notification)
             }
+        }
+    }
+
+    /// Sends `entry`'s subscribers its progress from now on. Called at the
+    /// first subscription (or at creation, for ids subscribed to before):
+    /// most promises never have a subscriber, and observing them all cost
+    /// each an allocation and, on fulfilment, a hop through the loop.
+    func observeProgress(_ entry: RemotePromise) {
+        guard !entry.observesProgress, entry.isPending else { return }
+        entry.observesProgress = true
+        let registry = WeakLoopBound(self)
+        let boxed = LoopBound(entry)
+        // The core tells a new observer the current progress at once; that
+        // is no change, and subscribers hear only of changes.
+        let current = entry.progress
+        entry.promise.onProgress(on: executor) { fraction in
+            guard fraction > current else { return }
+            registry.value?.didProgress(boxed.value, fraction)
         }
     }
 

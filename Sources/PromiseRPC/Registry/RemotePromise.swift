@@ -49,6 +49,9 @@ final class RemotePromise {
     var settled: Int64?
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
     var settlementHandled = false
+    /// Set once the registry observes the core promise's progress, which it
+    /// does from the first subscription on (see `Registry.observeProgress`).
+    var observesProgress = false
     /// What only some promises have (a name, a timeout, a command…), kept
     /// apart so that the many that have none do not pay for it: see
     /// RemotePromise+Details.swift for the properties that read it.
@@ -114,38 +117,6 @@ final class RemotePromise {
             rejection.data = ["timeoutMs": .int(Int(clamping: timeoutMilliseconds))]
         }
         return rejection
-    }
-
-    /// The record, as every method returns it (docs/PROTOCOL.md, "The promise record").
-    /// `now` stamps `settled` when the registry has not yet seen the settlement.
-    func record(now: Int64) -> JSONValue {
-        let result = self.result
-        if result != nil && settled == nil { settled = now }
-        var members: [String: JSONValue] = [
-            "id": .string(id),
-            "state": .string(state),
-            "parent": parentID.map(JSONValue.string) ?? .null,
-            "name": name.map(JSONValue.string) ?? .null,
-            "kind": .string(kind.name),
-            "children": .array(childIDs.map(JSONValue.string)),
-            "progress": .double(progress),
-            "created": .int(Int(created)),
-            "settled": settled.map { .int(Int($0)) } ?? .null,
-        ]
-        switch result {
-        case .success(let value)?: members["value"] = value
-        case .failure(let error)?: members["reason"] = reason(for: error).json
-        case nil: break
-        }
-        if let inputIDs { members["inputs"] = .array(inputIDs.map(JSONValue.string)) }
-        if let progressMessage { members["progressMessage"] = .string(progressMessage) }
-        if case .then(let on, let exec) = kind {
-            members["on"] = .string(on)
-            if exec, let job { members["exec"] = .array(job.spec.argv.map(JSONValue.string)) }
-        }
-        if let timeoutMilliseconds { members["timeoutMs"] = .int(Int(clamping: timeoutMilliseconds)) }
-        if lease { members["lease"] = true }
-        return .object(members)
     }
 }
 
