@@ -112,7 +112,7 @@ public final class SQLitePromiseStore: PromiseStore {
                 let upsert = try db.cachedStatement(
                     sql: "INSERT OR REPLACE INTO promises (id, sequence, doc) VALUES (?, ?, ?)")
                 for promise in batch.upserts {
-                    let doc = String(decoding: promise.json.serialized(), as: UTF8.self)
+                    let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)
                     try upsert.execute(arguments: [promise.id, promise.sequence, doc])
                 }
             }

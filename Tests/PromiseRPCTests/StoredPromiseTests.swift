@@ -26,6 +26,17 @@ struct StoredPromiseTests {
         #expect(try StoredPromise(json: reparsed) == promise)
     }
 
+    @Test("the document written directly is byte for byte the serialized json value",
+          arguments: [full, bare,
+                      StoredPromise(id: "n", sequence: 9, kind: "then", parentID: "p", on: "fulfilled",
+                                    created: -5, settled: 7, state: "fulfilled", value: .null, progress: 1),
+                      StoredPromise(id: "q\"\n", sequence: 1, kind: "created", created: 1, state: "cancelled",
+                                    reason: ["message": "cancelled"], progress: 0, timeoutMilliseconds: .max)])
+    func directDocumentMatchesValue(promise: StoredPromise) {
+        #expect(String(decoding: promise.serializedJSON(), as: UTF8.self)
+            == String(decoding: promise.json.serialized(), as: UTF8.self))
+    }
+
     @Test("the document leaves out absent and false members")
     func bareDocument() {
         #expect(Self.bare.json == ["id": "b", "sequence": 0, "kind": "created", "created": 0, "state": "pending"])

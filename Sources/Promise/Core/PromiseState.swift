@@ -186,15 +186,13 @@ struct _Settlement: ~Copyable, Sendable {
     /// progress observers about the final 1.0.
     @inlinable
     consuming func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+        // Moved into an optional because a closure may not consume `self`.
         var settlement = Optional(self)
         withUnsafePointer(to: result) { settlement.take()!._run(UnsafeRawPointer($0), cancelled, &work) }
     }
 
-    /// The untyped part of `run`, deliberately not inlinable. Compiled in
-    /// the caller's module, destroying the settlement's optional fields
-    /// went through type metadata (`__swift_instantiateConcreteTypeFromMangledName`
-    /// and Optional's value witness, about 250 instructions per `then` +
-    /// `fulfill` in callgrind); compiled here, each is a plain release.
+    /// The untyped part of `run`, kept out of line: it needs no
+    /// specialisation, so one copy serves every value type.
     @usableFromInline
     consuming func _run(_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) {
         if let observersOfCompletion {
@@ -207,11 +205,15 @@ struct _Settlement: ~Copyable, Sendable {
 /// A strong reference to a promise of any value type, or none.
 ///
 /// A bare `(any _PromiseNode)?` held in memory (a field of a struct too
-/// large for registers, such as `_Settlement`) is destroyed through
-/// `Optional`'s generic value witness: the type metadata is looked up and
-/// the payload's witness called, about 45 instructions where a release
-/// takes 5 (callgrind). Wrapped in this non-generic struct it is destroyed
-/// by the struct's own, direct, witness.
+/// large for registers, such as `_Settlement`) is destroyed by Swift 6.3's
+/// type-layout lowering through `Optional`'s generic value witness: the
+/// type metadata is looked up and the payload's witness called, about 45
+/// instructions where a release takes 5 (callgrind; the same code built
+/// with `-disable-type-layout` releases directly). Wrapped in this
+/// non-generic struct it is destroyed by the struct's own witness, which
+/// releases directly. `_FollowerReference` and `_LaterCallbacks` exist for
+/// the same reason; together they took a `then` + `fulfill` from 2,099 to
+/// 1,894 instructions.
 @usableFromInline
 struct _NodeReference: Sendable {
     @usableFromInline var node: (any _PromiseNode)?

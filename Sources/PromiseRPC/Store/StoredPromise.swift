@@ -109,6 +109,100 @@ extension StoredPromise {
         return .object(members)
     }
 
+    /// The compact JSON text of ``json``, byte for byte, written without
+    /// building it: a store writes one per changed promise per commit, and
+    /// building then sorting the dictionary was over half of a commit's
+    /// CPU time under load (perf).
+    ///
+    /// ```swift
+    /// let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)
+    /// ```
+    public func serializedJSON() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        var object = JSONObjectWriter()
+        object.key("created", into: &out)
+        JSONValue.int(Int(created)).write(into: &out)
+        if let cwd {
+            object.key("cwd", into: &out)
+            JSONValue.writeString(cwd, into: &out)
+        }
+        if let deadline {
+            object.key("deadline", into: &out)
+            JSONValue.int(Int(deadline)).write(into: &out)
+        }
+        if let env {
+            object.key("env", into: &out)
+            JSONValue.object(env.mapValues(JSONValue.string)).write(into: &out)
+        }
+        if let exec {
+            object.key("exec", into: &out)
+            JSONValue.writeStrings(exec, into: &out)
+        }
+        if execStarted {
+            object.key("execStarted", into: &out)
+            JSONValue.bool(true).write(into: &out)
+        }
+        object.key("id", into: &out)
+        JSONValue.writeString(id, into: &out)
+        if let inputIDs {
+            object.key("inputs", into: &out)
+            JSONValue.writeStrings(inputIDs, into: &out)
+        }
+        object.key("kind", into: &out)
+        JSONValue.writeString(kind, into: &out)
+        if lease {
+            object.key("lease", into: &out)
+            JSONValue.bool(true).write(into: &out)
+        }
+        if let name {
+            object.key("name", into: &out)
+            JSONValue.writeString(name, into: &out)
+        }
+        if let on {
+            object.key("on", into: &out)
+            JSONValue.writeString(on, into: &out)
+        }
+        if let parentID {
+            object.key("parent", into: &out)
+            JSONValue.writeString(parentID, into: &out)
+        }
+        if let policy {
+            object.key("policy", into: &out)
+            JSONValue.writeString(policy, into: &out)
+        }
+        if let progress {
+            object.key("progress", into: &out)
+            JSONValue.double(progress).write(into: &out)
+        }
+        if let progressMessage {
+            object.key("progressMessage", into: &out)
+            JSONValue.writeString(progressMessage, into: &out)
+        }
+        if let reason {
+            object.key("reason", into: &out)
+            reason.write(into: &out)
+        }
+        object.key("sequence", into: &out)
+        JSONValue.int(sequence).write(into: &out)
+        if let settled {
+            object.key("settled", into: &out)
+            JSONValue.int(Int(settled)).write(into: &out)
+        }
+        object.key("state", into: &out)
+        JSONValue.writeString(state, into: &out)
+        if let timeoutMilliseconds {
+            object.key("timeoutMs", into: &out)
+            JSONValue.int(Int(clamping: timeoutMilliseconds)).write(into: &out)
+        }
+        if let value {
+            object.key("value", into: &out)
+            value.write(into: &out)
+        }
+        object.end(into: &out)
+        return out
+    }
+
     /// Reads a document written by ``json``.
     ///
     /// - Throws: ``PromiseStoreError`` naming the member that is missing or of the wrong type.
