@@ -28,6 +28,14 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: "\"\\udc00\\ud800\"") }
     }
 
+    @Test("objects keep every member; a repeated key keeps its last value")
+    func objectMembers() throws {
+        #expect(try JSONValue(parsing: "{}") == .object([:]))
+        #expect(try JSONValue(parsing: #"{"a":1,"b":{"c":[true]},"d":null,"e":"x","f":2.5}"#)
+            == ["a": 1, "b": ["c": [true]], "d": .null, "e": "x", "f": 2.5])
+        #expect(try JSONValue(parsing: #"{"a":1,"b":2,"a":3}"#) == ["a": 3, "b": 2])
+    }
+
     @Test("escapes decode, surrogate pairs included")
     func decodesEscapes() throws {
         #expect(try JSONValue(parsing: #""a\"b\\c\/d\b\f\n\r\t""#) == .string("a\"b\\c/d\u{8}\u{C}\n\r\t"))

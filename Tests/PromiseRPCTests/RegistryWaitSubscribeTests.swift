@@ -218,6 +218,37 @@ struct RegistryWaitSubscribeTests {
         #expect(JSONValue.notifications("progress", in: other.messages).isEmpty)
     }
 
+    @Test("subscribing to an id before its create still brings its progress notifications")
+    func progressSubscribedBeforeCreate() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("subscribe", ["ids": ["later"]], from: peer)
+        harness.call("create", ["id": "later"], from: peer)
+        harness.call("progress", ["id": "later", "progress": 0.3], from: peer)
+        let progress = JSONValue.notifications("progress", in: peer.messages)
+        #expect(progress.map { $0["params"]?["progress"]?.doubleValue } == [0.3])
+    }
+
+    @Test("a first subscriber of a promise with progress hears only later changes, not the progress so far")
+    func progressSubscribedMidway() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        let first = harness.connect()
+        let second = harness.connect()
+        harness.call("create", ["id": "a"], from: peer)
+        harness.call("progress", ["id": "a", "progress": 0.25], from: peer)
+        harness.call("subscribe", ["ids": ["a"]], from: first)
+        harness.call("subscribe", ["ids": ["a"]], from: second)
+        #expect(JSONValue.notifications("progress", in: first.messages).isEmpty)
+        harness.call("progress", ["id": "a", "progress": 0.5], from: peer)
+        harness.call("resolve", ["id": "a", "value": 1], from: peer)
+        for subscriber in [first, second] {
+            let progress = JSONValue.notifications("progress", in: subscriber.messages)
+            #expect(progress.map { $0["params"]?["progress"]?.doubleValue } == [0.5])
+            #expect(JSONValue.notifications("settled", in: subscriber.messages).count == 1)
+        }
+    }
+
     @Test("a then child's progress follows its parent's, and its subscribers hear it")
     func derivedProgress() {
         let harness = RPCHarness()
