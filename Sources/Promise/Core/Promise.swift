@@ -134,12 +134,14 @@ extension Promise {
     @inlinable
     @discardableResult
     func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false) -> Bool {
-        let fulfilled = result.isSuccess
-        let settlement = _withState { state -> _Settlement? in
-            guard !state.isLockedIn else { return nil }
-            return state.settle(_Outcome(result), fulfilled: fulfilled)
+        _lock.lock()
+        guard !_unsafeState.isLockedIn, _unsafeState.isPending else {
+            _lock.unlock()
+            return false
         }
-        guard let settlement else { return false }
+        _unsafeState.record(result)
+        let settlement = _unsafeState.takeSettlement()
+        _lock.unlock()
         var work = _Worklist()
         settlement.run(result, cancelled: cancelled, &work)
         work.drain()
@@ -150,31 +152,33 @@ extension Promise {
     /// this promise run here, nested, up to `_Worklist.maximumDepth` levels;
     /// deeper, they are queued on `work` and run by the outermost settle, so
     /// chains of any length never exhaust the stack.
+    ///
+    /// Both settles lock by hand: handing the settlement out of a
+    /// `_withState` closure (as an optional, or a step enum here) cost 50
+    /// instructions per `then` + `fulfill` (callgrind: 1,794 against 1,744).
     @inlinable
     @discardableResult
     func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false, _ work: inout _Worklist) -> Bool {
-        let fulfilled = result.isSuccess
         let nested = work.depth < _Worklist.maximumDepth
-        let step = _withState { state -> _SettleStep in
-            guard state.isPending else { return .alreadySettled }
-            if nested || (state.callbacks.isEmpty && state.progressObservers.isEmpty) {
-                return .runHere(state.settle(_Outcome(result), fulfilled: fulfilled)!)
-            }
-            state.record(_Outcome(result), fulfilled: fulfilled)
-            state.callbacksPending = true
-            state.settledByCancel = cancelled
-            return .queued
-        }
-        switch consume step {
-        case .alreadySettled:
+        _lock.lock()
+        guard _unsafeState.isPending else {
+            _lock.unlock()
             return false
-        case .queued:
-            work.push(self)
-        case .runHere(let settlement):
-            work.depth += 1
-            settlement.run(result, cancelled: cancelled, &work)
-            work.depth -= 1
         }
+        let runHere = nested || (_unsafeState.callbacks.isEmpty && _unsafeState.progressObservers.isEmpty)
+        _unsafeState.record(result)
+        guard runHere else {
+            _unsafeState.callbacksPending = true
+            _unsafeState.settledByCancel = cancelled
+            _lock.unlock()
+            work.push(self)
+            return true
+        }
+        let settlement = _unsafeState.takeSettlement()
+        _lock.unlock()
+        work.depth += 1
+        settlement.run(result, cancelled: cancelled, &work)
+        work.depth -= 1
         return true
     }
 
