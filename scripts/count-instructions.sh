@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Counts instructions with valgrind's callgrind, which gives the same figure
+# however busy the machine is: for comparing two builds on a shared machine,
+# where timings drift by tens of percent between runs.
+#
+#   scripts/count-instructions.sh core [BENCHMARK…]
+#       instructions per operation of CoreBenchmarks benchmarks (default:
+#       promise.then+fulfill.inline nio.map+succeed.embedded): the difference
+#       between runs of 10,000 and 20,000 iterations, so set-up cancels out.
+#   scripts/count-instructions.sh daemon [PROMISED] [--store]
+#       instructions per create+resolve pair in a release `promised` (default:
+#       this checkout's), in memory or with a store: counted over 1,000 pairs
+#       sent one after another on one connection, after 200 to warm up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh valgrind python3 >/dev/null
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Valgrind cannot read the debug information of these binaries; a copy
+# without it runs the same code.
+plain_copy() {
+    cp "$1" "$work/$2" && chmod +x "$work/$2" && strip --strip-debug "$work/$2"
+}
+
+total() {
+    callgrind_annotate "$1" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
+}
+
+count_core() {
+    (cd Benchmarks && swift build -c release --product CoreBenchmarks >&2)
+    plain_copy Benchmarks/.build/release/CoreBenchmarks core
+    local names=("$@")
+    [ ${#names[@]} -gt 0 ] || names=(promise.then+fulfill.inline nio.map+succeed.embedded)
+    for name in "${names[@]}"; do
+        for iterations in 10000 20000; do
+            valgrind --tool=callgrind --callgrind-out-file="$work/core.$iterations" \
+                "$work/core" --only "$name" --iterations "$iterations" >/dev/null 2>&1
+        done
+        echo "$name: $(( ($(total "$work/core.20000") - $(total "$work/core.10000")) / 10000 )) instructions per operation"
+    done
+}
+
+count_daemon() {
+    local promised="" store=()
+    for argument in "$@"; do
+        case "$argument" in
+            --store) store=(--store "$work/store") ;;
+            *) promised="$argument" ;;
+        esac
+    done
+    if [ -z "$promised" ]; then
+        swift build -c release --product promised >&2
+        promised="$(swift build -c release --show-bin-path)/promised"
+    fi
+    [ ${#store[@]} -gt 0 ] || store=(--in-memory)
+    plain_copy "$promised" promised
+    valgrind --tool=callgrind --callgrind-out-file="$work/daemon.out" "$work/promised" "${store[@]}" \
+        --socket "$work/promised.sock" --log-level warning >/dev/null 2>&1 &
+    local daemon=$!
+    for _ in $(seq 1 150); do [ -S "$work/promised.sock" ] && break; sleep 0.2; done
+    python3 - "$work/promised.sock" "$daemon" <<'EOF'
+import socket, subprocess, sys
+path, daemon = sys.argv[1], sys.argv[2]
+connection = socket.socket(socket.AF_UNIX)
+connection.connect(path)
+replies = connection.makefile("rb")
+
+def pairs(count, prefix):
+    for i in range(count):
+        for line in (b'{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"%s%d"}}\n' % (prefix, i),
+                     b'{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"%s%d","value":1}}\n' % (prefix, i)):
+            connection.sendall(line)
+            if b'"error"' in replies.readline():
+                sys.exit("the daemon answered with an error")
+
+pairs(200, b"warm.")
+subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
+pairs(1000, b"counted.")
+subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
+EOF
+    sleep 1
+    kill -INT "$daemon"
+    wait "$daemon" 2>/dev/null || true
+    local dump
+    dump=$(ls -t "$work"/daemon.out.* | head -1)
+    echo "promised ${store[0]}: $(( $(total "$dump") / 1000 )) instructions per create+resolve pair"
+}
+
+case "${1:-}" in
+    core) shift; count_core "$@" ;;
+    daemon) shift; count_daemon "$@" ;;
+    *) echo "usage: $0 core [BENCHMARK…] | daemon [PROMISED] [--store]" >&2; exit 64 ;;
+esac
