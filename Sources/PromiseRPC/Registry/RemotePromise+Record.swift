@@ -4,7 +4,7 @@
 /// Most answers are a record. Building it as a dictionary, then sorting its
 /// members to write them, cost a third of the daemon's instructions per
 /// create + resolve (callgrind); `writeRecord` writes the same bytes in one
-/// pass. The two must agree: RecordJSONTests compares them member by member.
+/// pass. The two must agree: RecordJSONTests compares them byte for byte.
 extension RemotePromise {
     /// The record, as every method returns it (docs/PROTOCOL.md, "The promise record").
     /// `now` stamps `settled` when the registry has not yet seen the settlement.
