@@ -233,6 +233,23 @@ struct RegistryDurabilityTests {
         #expect(store["kept"]?.value == 1)
     }
 
+    @Test("a batch whose changes cannot be stored: every successful answer in it becomes -32603, error answers stay")
+    func failingStoreBatch() throws {
+        let (store, harness, peer) = startDurable()
+        harness.call("create", ["id": "kept"], from: peer)
+        store.failCommits = PromiseStoreError("disk full")
+        harness.send(#"[{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"lost"}},"#
+            + #"{"jsonrpc":"2.0","id":2,"method":"get","params":{"id":"kept"}},"#
+            + #"{"jsonrpc":"2.0","id":3,"method":"get","params":{"id":"missing"}}]"#, from: peer)
+        let answers = try #require(peer.takeMessages().last?.arrayValue)
+        #expect(answers.map { $0["id"] } == [1, 2, 3])
+        #expect(answers[0]["error"]?["code"] == -32603)
+        #expect(answers[1]["error"]?["code"] == -32603)
+        #expect(answers[2]["error"]?["code"] == -32001)
+        #expect(answers.allSatisfy { $0["result"] == nil })
+        #expect(store["lost"] == nil)
+    }
+
     @Test("settled promises are collected from memory and the store once the retention period has passed")
     func retention() throws {
         let store = MemoryPromiseStore()

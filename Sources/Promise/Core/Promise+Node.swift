@@ -8,14 +8,15 @@ extension Promise: _PromiseNode {
 
     @usableFromInline
     func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)? {
+        let cancellation: Result<Value, any Error> = .failure(CancellationError())
         let settlement = _withState { state -> _Settlement? in
             state.cancelledChildren += 1
             guard state.isPending, state.cancelledChildren >= state.children else { return nil }
-            return state.settle(.rejected(CancellationError()), fulfilled: false)
+            return state.settle(cancellation)
         }
         guard let settlement else { return nil }
         let parent = settlement.parent.node
-        settlement.run(Result<Value, any Error>.failure(CancellationError()), cancelled: true, &work)
+        settlement.run(cancellation, cancelled: true, &work)
         return parent
     }
 

@@ -87,14 +87,6 @@ struct _PromiseState: Sendable {
         set { if newValue != nil || extras != nil { writableExtras.name = newValue } }
     }
 
-    /// Records the outcome without running anything (see `settle`).
-    @inlinable
-    mutating func record(_ newOutcome: consuming _Outcome, fulfilled: Bool) {
-        outcome = newOutcome
-        isPending = false
-        isFulfilled = fulfilled
-    }
-
     /// Records `result` as the outcome of this pending state.
     ///
     /// Builds the outcome in place instead of assigning it: assigning an
@@ -110,12 +102,12 @@ struct _PromiseState: Sendable {
         isFulfilled = result.isSuccess
     }
 
-    /// Records the outcome. Returns what must be run outside the lock, or
-    /// nil when the promise was already settled.
+    /// Records `result`. Returns what must be run outside the lock, or nil
+    /// when the promise was already settled.
     @inlinable
-    mutating func settle(_ newOutcome: consuming _Outcome, fulfilled: Bool) -> _Settlement? {
+    mutating func settle<Value: Sendable>(_ result: Result<Value, any Error>) -> _Settlement? {
         guard isPending else { return nil }
-        record(newOutcome, fulfilled: fulfilled)
+        record(result)
         return takeSettlement()
     }
 

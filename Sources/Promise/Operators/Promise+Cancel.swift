@@ -20,7 +20,7 @@ extension Promise {
     @discardableResult
     public func cancel() -> Bool {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
-        guard let settlement = _withState({ $0.settle(.rejected(CancellationError()), fulfilled: false) }) else { return false }
+        guard let settlement = _withState({ $0.settle(cancellation) }) else { return false }
         var work = _Worklist()
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)

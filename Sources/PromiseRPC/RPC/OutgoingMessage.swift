@@ -24,14 +24,11 @@ enum OutgoingMessage {
         case .json(let value):
             value.write(into: &out)
         case .recordResult(let id, let record):
-            var object = JSONObjectWriter()
-            object.key("id", into: &out)
-            id.write(into: &out)
-            object.key("jsonrpc", into: &out)
-            JSONValue.writeString("2.0", into: &out)
-            object.key("result", into: &out)
-            out.append(contentsOf: record)
-            object.end(into: &out)
+            JSONObjectWriter.append(to: &out) { object in
+                object.value("id", id)
+                object.string("jsonrpc", "2.0")
+                object.json("result", record)
+            }
         case .batch(let answers):
             out.append(UInt8(ascii: "["))
             for (index, answer) in answers.enumerated() {

@@ -210,23 +210,18 @@ public final class Registry {
         }
         let registry = WeakLoopBound(self)
         let boxed = LoopBound(entry)
-        // Observers, not children: they leave the core's cancellation rules as they are.
-        if let journal {
-            // Settlements happen on the loop thread (requests, timers, process exits, and the
-            // core's inline propagation from them), so `.inline` runs there — and at once, before
-            // the answer that caused the settlement is delivered, as it must be to be held back.
-            let boxedJournal = LoopBound(journal)
-            let executor = self.executor
-            promise.onSettled(on: .inline) { _ in
-                boxedJournal.value.touch(id)
-                executor.execute { registry.value?.didSettle(boxed.value) }
-            }
-        } else {
-            // `.inline` plus a hop, rather than `on: executor`: the executor is an
-            // existential, and handing it to the generic `onSettled` ran that
-            // unspecialised, looking up `Result`'s metadata on every settle.
-            let executor = self.executor
-            promise.onSettled(on: .inline) { _ in executor.execute { registry.value?.didSettle(boxed.value) } }
+        // An observer, not a child: it leaves the core's cancellation rules as they are.
+        // Settlements happen on the loop thread (requests, timers, process exits, and the
+        // core's inline propagation from them), so `.inline` runs there — and at once, before
+        // the answer that caused the settlement is delivered, as the journal needs to hold
+        // that answer back. The registry's own work then hops through the executor (given
+        // to `onSettled` instead, the existential executor ran it unspecialised, looking up
+        // `Result`'s metadata on every settle).
+        let boxedJournal = journal.map(LoopBound.init)
+        let executor = self.executor
+        promise.onSettled(on: .inline) { _ in
+            boxedJournal?.value.touch(id)
+            executor.execute { registry.value?.didSettle(boxed.value) }
         }
         if subscribers[id] != nil { observeProgress(entry) }
         if stored == nil {

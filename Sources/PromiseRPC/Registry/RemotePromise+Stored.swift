@@ -5,8 +5,7 @@ extension RemotePromise {
     /// and combinators can be re-armed, and where it stands now. `now`
     /// stamps `settled` when the registry has not yet seen the settlement.
     func stored(now: Int64) -> StoredPromise {
-        let result = self.result
-        if result != nil && settled == nil { settled = now }
+        let result = result(stampingSettledAt: now)
         var stored = StoredPromise(
             id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
             policy: policy, name: name, created: created, settled: settled, state: state,

@@ -86,6 +86,15 @@ final class RemotePromise {
         return outcome
     }
 
+    /// The outcome, if settled; a settlement the registry has not seen yet
+    /// is stamped `settled` at `now`, so that records and stored documents
+    /// taken before `didSettle` still give a time.
+    func result(stampingSettledAt now: Int64) -> Result<JSONValue, any Error>? {
+        let result = self.result
+        if result != nil && settled == nil { settled = now }
+        return result
+    }
+
     var isPending: Bool { result == nil }
 
     /// From 0 to 1.

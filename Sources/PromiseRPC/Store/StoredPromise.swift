@@ -85,28 +85,9 @@ public struct StoredPromise: Sendable, Hashable {
 extension StoredPromise {
     /// The stored document: members that are absent or false are left out.
     public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "id": .string(id), "sequence": .int(sequence), "kind": .string(kind),
-            "created": .int(Int(created)), "state": .string(state),
-        ]
-        members["parent"] = parentID.map(JSONValue.string)
-        members["inputs"] = inputIDs.map { .array($0.map(JSONValue.string)) }
-        members["on"] = on.map(JSONValue.string)
-        members["exec"] = exec.map { .array($0.map(JSONValue.string)) }
-        members["cwd"] = cwd.map(JSONValue.string)
-        members["env"] = env.map { .object($0.mapValues(JSONValue.string)) }
-        members["policy"] = policy.map(JSONValue.string)
-        members["name"] = name.map(JSONValue.string)
-        members["settled"] = settled.map { .int(Int($0)) }
-        members["value"] = value
-        members["reason"] = reason
-        members["progress"] = progress.map(JSONValue.double)
-        members["progressMessage"] = progressMessage.map(JSONValue.string)
-        members["timeoutMs"] = timeoutMilliseconds.map { .int(Int(clamping: $0)) }
-        members["deadline"] = deadline.map { .int(Int($0)) }
-        if lease { members["lease"] = true }
-        if execStarted { members["execStarted"] = true }
-        return .object(members)
+        var builder = JSONObjectBuilder()
+        documentMembers(into: &builder)
+        return .object(builder.members)
     }
 
     /// The compact JSON text of ``json``, byte for byte, written without
@@ -120,87 +101,34 @@ extension StoredPromise {
     public func serializedJSON() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160)
-        var object = JSONObjectWriter()
-        object.key("created", into: &out)
-        JSONValue.int(Int(created)).write(into: &out)
-        if let cwd {
-            object.key("cwd", into: &out)
-            JSONValue.writeString(cwd, into: &out)
-        }
-        if let deadline {
-            object.key("deadline", into: &out)
-            JSONValue.int(Int(deadline)).write(into: &out)
-        }
-        if let env {
-            object.key("env", into: &out)
-            JSONValue.object(env.mapValues(JSONValue.string)).write(into: &out)
-        }
-        if let exec {
-            object.key("exec", into: &out)
-            JSONValue.writeStrings(exec, into: &out)
-        }
-        if execStarted {
-            object.key("execStarted", into: &out)
-            JSONValue.bool(true).write(into: &out)
-        }
-        object.key("id", into: &out)
-        JSONValue.writeString(id, into: &out)
-        if let inputIDs {
-            object.key("inputs", into: &out)
-            JSONValue.writeStrings(inputIDs, into: &out)
-        }
-        object.key("kind", into: &out)
-        JSONValue.writeString(kind, into: &out)
-        if lease {
-            object.key("lease", into: &out)
-            JSONValue.bool(true).write(into: &out)
-        }
-        if let name {
-            object.key("name", into: &out)
-            JSONValue.writeString(name, into: &out)
-        }
-        if let on {
-            object.key("on", into: &out)
-            JSONValue.writeString(on, into: &out)
-        }
-        if let parentID {
-            object.key("parent", into: &out)
-            JSONValue.writeString(parentID, into: &out)
-        }
-        if let policy {
-            object.key("policy", into: &out)
-            JSONValue.writeString(policy, into: &out)
-        }
-        if let progress {
-            object.key("progress", into: &out)
-            JSONValue.double(progress).write(into: &out)
-        }
-        if let progressMessage {
-            object.key("progressMessage", into: &out)
-            JSONValue.writeString(progressMessage, into: &out)
-        }
-        if let reason {
-            object.key("reason", into: &out)
-            reason.write(into: &out)
-        }
-        object.key("sequence", into: &out)
-        JSONValue.int(sequence).write(into: &out)
-        if let settled {
-            object.key("settled", into: &out)
-            JSONValue.int(Int(settled)).write(into: &out)
-        }
-        object.key("state", into: &out)
-        JSONValue.writeString(state, into: &out)
-        if let timeoutMilliseconds {
-            object.key("timeoutMs", into: &out)
-            JSONValue.int(Int(clamping: timeoutMilliseconds)).write(into: &out)
-        }
-        if let value {
-            object.key("value", into: &out)
-            value.write(into: &out)
-        }
-        object.end(into: &out)
+        JSONObjectWriter.append(to: &out) { documentMembers(into: &$0) }
         return out
+    }
+
+    /// The document's members, in sorted key order.
+    private func documentMembers<Sink: JSONObjectSink>(into object: inout Sink) {
+        object.value("created", .int(Int(created)))
+        object.string("cwd", ifPresent: cwd)
+        object.value("deadline", ifPresent: deadline.map { .int(Int($0)) })
+        object.value("env", ifPresent: env.map { .object($0.mapValues(JSONValue.string)) })
+        object.strings("exec", ifPresent: exec)
+        object.flag("execStarted", execStarted)
+        object.string("id", id)
+        object.strings("inputs", ifPresent: inputIDs)
+        object.string("kind", kind)
+        object.flag("lease", lease)
+        object.string("name", ifPresent: name)
+        object.string("on", ifPresent: on)
+        object.string("parent", ifPresent: parentID)
+        object.string("policy", ifPresent: policy)
+        object.value("progress", ifPresent: progress.map(JSONValue.double))
+        object.string("progressMessage", ifPresent: progressMessage)
+        object.value("reason", ifPresent: reason)
+        object.value("sequence", .int(sequence))
+        object.value("settled", ifPresent: settled.map { .int(Int($0)) })
+        object.string("state", state)
+        object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
+        object.value("value", ifPresent: value)
     }
 
     /// Reads a document written by ``json``.
