@@ -40,6 +40,13 @@ struct JSONValueTests {
         #expect(try JSONValue(parsing: value.serialized()) == value)
     }
 
+    @Test("integers are written in full, from Int.min to Int.max",
+          arguments: [(0, "0"), (7, "7"), (-7, "-7"), (10, "10"), (1_795_454_472_776, "1795454472776"),
+                      (Int.max, "9223372036854775807"), (Int.min, "-9223372036854775808")])
+    func integers(value: Int, text: String) {
+        #expect(JSONValue.int(value).description == text)
+    }
+
     @Test("non-finite doubles are written as null")
     func nonFinite() {
         #expect(JSONValue.double(.infinity).description == "null")

@@ -15,11 +15,11 @@
 struct JSONParser {
     static let maximumDepth = 512
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    private(set) var index = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
@@ -37,14 +37,19 @@ struct JSONParser {
         var parser = JSONParser(buffer)
         parser.skipWhitespace()
         let value = try parser.parseValue()
-        parser.skipWhitespace()
-        guard parser.index == buffer.count else { throw parser.error("unexpected text after the value") }
+        try parser.expectEnd()
         return value
+    }
+
+    /// Checks that nothing but whitespace follows the value just parsed.
+    mutating func expectEnd() throws(JSONParseError) {
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected text after the value") }
     }
 
     // MARK: Values
 
-    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -59,52 +64,80 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        try enter()
-        index += 1
-        skipWhitespace()
-        if consume(UInt8(ascii: "}")) {
-            depth -= 1
-            return .object([:])
-        }
         // Members are gathered first and hashed into a dictionary of the
         // right size once: inserting one by one regrew it (and rehashed every
         // key) at the 2nd, 3rd and 5th member.
         var members: [(String, JSONValue)] = []
         members.reserveCapacity(4)
+        try parseMembers { parser throws(JSONParseError) in
+            try parser.parseString()
+        } value: { parser, key throws(JSONParseError) in
+            members.append((key, try parser.parseValue()))
+        }
+        // A repeated key keeps its last value.
+        return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// Walks the object that starts here, member by member: `key` reads a
+    /// key (the parser is on its opening quote), then `value` reads its
+    /// value (the parser is on the value's first byte).
+    @inline(__always)
+    mutating func parseMembers<Key>(
+        key parseKey: (inout JSONParser) throws(JSONParseError) -> Key,
+        value parseMemberValue: (inout JSONParser, Key) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        try enter()
+        index += 1
+        skipWhitespace()
+        if consume(UInt8(ascii: "}")) {
+            depth -= 1
+            return
+        }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
+            let key = try parseKey(&self)
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw error("expected ':'") }
             skipWhitespace()
-            members.append((key, try parseValue()))
+            try parseMemberValue(&self, key)
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
             guard consume(UInt8(ascii: "}")) else { throw error("expected ',' or '}'") }
             depth -= 1
-            // A repeated key keeps its last value.
-            return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+            return
         }
     }
 
     private mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        var elements: [JSONValue] = []
+        try parseElements { parser throws(JSONParseError) in
+            elements.append(try parser.parseValue())
+        }
+        return .array(elements)
+    }
+
+    /// Walks the array that starts here: `element` reads each element (the
+    /// parser is on its first byte).
+    @inline(__always)
+    mutating func parseElements(
+        _ parseElement: (inout JSONParser) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
         try enter()
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if consume(UInt8(ascii: "]")) {
             depth -= 1
-            return .array(elements)
+            return
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            try parseElement(&self)
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
             guard consume(UInt8(ascii: "]")) else { throw error("expected ',' or ']'") }
             depth -= 1
-            return .array(elements)
+            return
         }
     }
 
@@ -117,7 +150,7 @@ struct JSONParser {
 
     // MARK: Strings
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // the opening quote
         let start = index
         var ascii = true
@@ -205,6 +238,25 @@ struct JSONParser {
         return value
     }
 
+    /// Reads a string of printable ASCII written without escapes (the
+    /// parser is on its opening quote) and returns its bytes, making no
+    /// `String`. Returns nil, having read nothing, for any other string:
+    /// read that one with ``parseString()``.
+    mutating func parseASCIIStringBytes() -> UnsafeBufferPointer<UInt8>? {
+        let start = index + 1
+        var end = start
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                index = end + 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<end])
+            }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+            end += 1
+        }
+        return nil
+    }
+
     private func validated(_ utf8: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> String {
         guard let text = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
         return text
@@ -274,7 +326,7 @@ struct JSONParser {
         index += count
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): index += 1
@@ -283,7 +335,7 @@ struct JSONParser {
         }
     }
 
-    private func error(_ message: String) -> JSONParseError {
+    func error(_ message: String) -> JSONParseError {
         JSONParseError(message: message, offset: index)
     }
 }

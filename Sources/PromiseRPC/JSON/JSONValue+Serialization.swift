@@ -15,22 +15,22 @@ extension JSONValue {
     public func write(into out: inout [UInt8]) {
         switch self {
         case .null:
-            out.append(contentsOf: "null".utf8)
+            Self.writeLiteral("null", into: &out)
         case .bool(let b):
-            out.append(contentsOf: (b ? "true" : "false").utf8)
+            Self.writeLiteral(b ? "true" : "false", into: &out)
         case .int(let i):
-            out.append(contentsOf: String(i).utf8)
+            Self.writeInt(i, into: &out)
         case .double(let d):
             // JSON has no infinities or NaN; null is the conventional stand-in.
             // 0 and 1 (every progress but a partial one) spare a float formatting.
             if d == 0 && d.sign == .plus {
-                out.append(contentsOf: "0.0".utf8)
+                Self.writeLiteral("0.0", into: &out)
             } else if d == 1 {
-                out.append(contentsOf: "1.0".utf8)
+                Self.writeLiteral("1.0", into: &out)
             } else if d.isFinite {
                 out.append(contentsOf: String(d).utf8)
             } else {
-                out.append(contentsOf: "null".utf8)
+                Self.writeLiteral("null", into: &out)
             }
         case .string(let s):
             JSONValue.writeString(s, into: &out)
@@ -51,6 +51,30 @@ extension JSONValue {
                 member.value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends text known at compile time. (Appending a `String`'s UTF-8
+    /// view goes through a generic copy several times as long.)
+    static func writeLiteral(_ text: StaticString, into out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// Appends the decimal digits of `value`, without making a `String` of
+    /// it first: records hold several numbers (times, ids), and formatting
+    /// each through `String(_:)` cost about four times as much.
+    static func writeInt(_ value: Int, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // UInt64.max has 20 digits; they are produced last first.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 

@@ -46,22 +46,23 @@ public final class Dispatcher: RPCHandler {
 
     public func handle(line: [UInt8], from peer: any RPCPeer) {
         if line.allSatisfy(Self.isJSONWhitespace) { return }
-        let message: JSONValue
+        let message: RequestLine
         do {
-            message = try JSONValue(parsing: line)
+            message = try RequestLine(parsing: line)
         } catch {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
         }
-        if case .array(let members) = message {
+        switch message {
+        case .batch(let members):
             handleBatch(members, from: peer)
-        } else {
-            _ = process(message, from: peer) { [weak self] answer in self?.send(answer, to: peer) }
+        case .single(let envelope):
+            _ = process(envelope, from: peer) { [weak self] answer in self?.send(answer, to: peer) }
         }
         registry.runDeferred()
     }
 
-    private func handleBatch(_ members: [JSONValue], from peer: any RPCPeer) {
+    private func handleBatch(_ members: [JSONRPCEnvelope?], from peer: any RPCPeer) {
         if members.isEmpty {
             send(.json(JSONRPCResponse.error(.null, RPCError(.invalidRequest, "an empty batch is not a request"))), to: peer)
             return
@@ -85,7 +86,7 @@ public final class Dispatcher: RPCHandler {
 
     /// Runs one message. `answer` is called once, now or later, with the
     /// answer message, unless it is a notification. Returns whether it will be.
-    private func process(_ message: JSONValue, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
+    private func process(_ message: JSONRPCEnvelope?, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
         let request: JSONRPCRequest
         do {
             request = try JSONRPCRequest(message)

@@ -28,11 +28,17 @@ public struct JSONRPCRequest: Sendable, Hashable {
     ///   and the id to answer to: -32600 when `message` is not a JSON-RPC 2.0
     ///   request object, -32602 when "params" is present but not an object.
     public init(_ message: JSONValue) throws(Rejection) {
-        guard case .object(let members) = message else {
+        try self.init(JSONRPCEnvelope(message))
+    }
+
+    /// Checks the envelope of a message; nil stands for a message that is
+    /// not an object. Throws as ``init(_:)-(JSONValue)`` does.
+    init(_ envelope: JSONRPCEnvelope?) throws(Rejection) {
+        guard let envelope else {
             throw Rejection(id: .null, error: RPCError(.invalidRequest, "a request must be a JSON object"))
         }
         // The id is read first so that every later complaint goes back to it.
-        let id = members["id"]
+        let id = envelope.id
         var answerID: JSONValue = .null
         if let id {
             switch id {
@@ -41,14 +47,14 @@ public struct JSONRPCRequest: Sendable, Hashable {
                 throw Rejection(id: .null, error: RPCError(.invalidRequest, "\"id\" must be a string, a number or null"))
             }
         }
-        guard members["jsonrpc"] == .string("2.0") else {
+        guard envelope.jsonrpc == .string("2.0") else {
             throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"jsonrpc\" must be \"2.0\""))
         }
-        guard case .string(let method)? = members["method"] else {
+        guard case .string(let method)? = envelope.method else {
             throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"method\" must be a string"))
         }
         var params: [String: JSONValue] = [:]
-        switch members["params"] {
+        switch envelope.params {
         case nil, .null?: break  // null is read as absent: clients often write a missing value so
         case .object(let object)?: params = object
         default:

@@ -71,7 +71,7 @@ extension Registry {
         let now = Set(settledNow)
         for id in distinct where !now.contains(id) {
             if session.subscriptions.insert(id).inserted {
-                subscribers[id, default: []].insert(call.connectionID)
+                subscribers[id, default: [:]][call.connectionID] = session
                 if let entry = entries[id] { observeProgress(entry) }
             }
         }

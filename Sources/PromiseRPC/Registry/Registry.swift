@@ -37,8 +37,10 @@ public final class Registry {
     var order: [RemotePromise] = []
     var nextSequence = 0
     var sessions: [UInt64: RegistrySession] = [:]
-    /// Connections subscribed to each id, including ids not created yet.
-    var subscribers: [String: Set<UInt64>] = [:]
+    /// The sessions subscribed to each id (by connection id), including ids
+    /// not created yet. They are held here, not looked up in `sessions`, so
+    /// that telling thousands of subscribers costs no hashing per subscriber.
+    var subscribers: [String: [UInt64: RegistrySession]] = [:]
     /// `wait` requests per id, including ids not created yet.
     var waiters: [String: [Waiter]] = [:]
     var runningProcesses = 0
@@ -260,9 +262,9 @@ public final class Registry {
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
         let waiting = waiters.removeValue(forKey: entry.id)
-        let connections = subscribers.removeValue(forKey: entry.id)
+        let subscribed = subscribers.removeValue(forKey: entry.id)
         // Most promises have neither waiters nor subscribers: no record to make.
-        guard waiting != nil || connections != nil else { return }
+        guard waiting != nil || subscribed != nil else { return }
         let record = entry.record(now: now())
         if let waiting {
             for waiter in waiting {
@@ -271,10 +273,9 @@ public final class Registry {
                 waiter.answer(.success(record))
             }
         }
-        if let connections {
+        if let subscribed {
             let notification = JSONRPCResponse.notification("settled", record).serialized()
-            for connectionID in connections {
-                guard let session = sessions[connectionID] else { continue }
+            for session in subscribed.values {
                 session.subscriptions.remove(entry.id)
                 session.push(serialized: notification)
             }
@@ -301,19 +302,20 @@ public final class Registry {
 
     /// Runs (on the loop) when `entry`'s progress moves: tells its subscribers.
     func didProgress(_ entry: RemotePromise, _ fraction: Double) {
-        guard entry.isPending, let connections = subscribers[entry.id] else { return }
+        guard entry.isPending, let subscribed = subscribers[entry.id] else { return }
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
         let notification = JSONRPCResponse.notification("progress", .object(params)).serialized()
-        for connectionID in connections {
-            sessions[connectionID]?.push(serialized: notification)
+        for session in subscribed.values {
+            session.push(serialized: notification)
         }
     }
 
     func removeSubscriber(_ connectionID: UInt64, from id: String) {
-        guard var connections = subscribers[id] else { return }
-        connections.remove(connectionID)
-        subscribers[id] = connections.isEmpty ? nil : connections
+        // In place: copying the subscribers out and back would copy all of
+        // them for each one that leaves.
+        subscribers[id]?[connectionID] = nil
+        if subscribers[id]?.isEmpty == true { subscribers[id] = nil }
     }
 
     func removeWaiter(_ waiter: Waiter) {

@@ -7,9 +7,11 @@ import Logging
 /// -32004 error line, then the connection closes once that line is written.
 ///
 /// Writing never blocks the loop: ``send(_:)`` appends the message and a
-/// newline to the connection's output buffer, and the ``FlushQueue`` writes
-/// the buffer before the loop next sleeps: `uv_try_write` first, and what
-/// the socket does not take in one `uv_write`; whatever is sent while that
+/// newline to the connection's output buffer. The first message since the
+/// ``FlushQueue`` last ran is written at once; later ones wait, and the queue
+/// writes them together before the loop next sleeps. A write is
+/// `uv_try_write` first, and what the socket does not take goes in one
+/// `uv_write`; whatever is sent while that
 /// write is in flight leaves in one write when it completes. When more than
 /// `DaemonLimits.maxOutputBufferBytes` are already waiting at the time of a
 /// send, the client is not reading: it is cut off (closed, logged). One
@@ -70,6 +72,8 @@ final class Connection: RPCPeer {
     /// Bytes of the one `uv_write` in flight (it started at some offset).
     private var writing = UVWriteBuffer()
     private var isFlushScheduled = false
+    /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
+    private var lastDirectWriteTurn: UInt64?
     private let flushQueue: FlushQueue
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
     private let pauseThreshold: Int
@@ -194,6 +198,16 @@ final class Connection: RPCPeer {
             pause()
         }
         if !isFlushScheduled && !pipe.isWriting {
+            // Writing the first message at once spares a second visit to
+            // this connection later in the turn: with a settlement told to
+            // thousands of subscribers, that second pass over connections
+            // no longer in cache cost as much as the writes' own work. A
+            // pipelining client's later answers still leave together.
+            if let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
+                lastDirectWriteTurn = turn
+                flush()
+                return isOpen
+            }
             isFlushScheduled = true
             flushQueue.schedule(self)
         }
@@ -224,8 +238,9 @@ final class Connection: RPCPeer {
     }
 
     /// Hands the queued bytes to the socket: as much as it takes at once
-    /// (`uv_try_write`), the rest in one `uv_write`. Called by the
-    /// ``FlushQueue`` before the loop sleeps, and when a write completes.
+    /// (`uv_try_write`), the rest in one `uv_write`. Called by ``send(_:)``
+    /// for the first message of a turn, by the ``FlushQueue`` before the
+    /// loop sleeps, and when a write completes.
     func flush() {
         isFlushScheduled = false
         guard state != .closed, !pipe.isWriting else { return }

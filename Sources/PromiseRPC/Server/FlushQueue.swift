@@ -1,12 +1,16 @@
 /// Connections with answers waiting to be written, flushed once per loop
 /// iteration just before the loop sleeps (as Redis does in `beforeSleep`).
 ///
-/// Every answer produced while handling one read, one timer or one batch of
-/// executor work for a client leaves in one `writev` instead of one system
-/// call per answer; pipelined requests are answered at the cost of a memory
-/// copy, and a lone request waits only for the rest of the current loop
-/// iteration. Loop-thread only.
+/// A connection writes the first message of a turn itself, at once (see
+/// `Connection.send`); what it is sent after that, until this queue runs,
+/// waits here. So the answers to a read of many pipelined requests leave in
+/// two writes rather than one system call per answer, at the cost of a
+/// memory copy, and a lone request or notification is not held at all.
+/// Loop-thread only.
 final class FlushQueue {
+    /// Counts the runs of this queue: a turn ends when the loop is about to
+    /// sleep after a connection wrote at once.
+    private var turn: UInt64 = 0
     private var waiting: [Connection] = []
     private var spare: [Connection] = []
     private var prepare: UVPrepare?
@@ -15,6 +19,16 @@ final class FlushQueue {
         prepare = try UVPrepare(loop: loop) { [weak self] in
             self?.flushAll()
         }
+    }
+
+    /// The current turn, when a connection whose last write at once was in
+    /// turn `lastTurn` may write at once now: the first time in this turn.
+    func directWriteTurn(after lastTurn: UInt64?) -> UInt64? {
+        guard lastTurn != turn else { return nil }
+        // The turn must end before the loop sleeps, or the connection's next
+        // message, in a later iteration, would wait for no reason.
+        prepare?.start()
+        return turn
     }
 
     /// Flushes `connection` before the loop next waits for I/O.
@@ -28,6 +42,7 @@ final class FlushQueue {
     /// back), and the loop may sleep right after this callback, so what is
     /// queued meanwhile is flushed here rather than left for a later turn.
     private func flushAll() {
+        turn &+= 1
         while !waiting.isEmpty {
             swap(&waiting, &spare)
             for connection in spare {

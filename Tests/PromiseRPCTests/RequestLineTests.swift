@@ -1,0 +1,102 @@
+@testable import PromiseRPC
+import Testing
+
+/// `RequestLine` reads the envelope straight from the bytes; the general
+/// parser (`JSONValue(parsing:)`, then `JSONRPCEnvelope(_:)`) is the oracle
+/// it must agree with on every line: the same envelope, or the same error at
+/// the same byte.
+@Suite("Request lines: the envelope read without a dictionary")
+struct RequestLineTests {
+    /// What the general parser makes of `line`.
+    private func oracle(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
+        Result { () throws(JSONParseError) -> RequestLine in
+            switch try JSONValue(parsing: line) {
+            case .array(let elements): .batch(elements.map(JSONRPCEnvelope.init))
+            case let value: .single(JSONRPCEnvelope(value))
+            }
+        }
+    }
+
+    private func read(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
+        Result { () throws(JSONParseError) -> RequestLine in try RequestLine(parsing: line) }
+    }
+
+    private static let lines = [
+        #"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"a","lease":true}}"#,
+        #" { "method" : "get" , "params" : { "id" : "a" } , "id" : "x" , "jsonrpc" : "2.0" } "#,
+        #"{"jsonrpc":"2.0","method":"info"}"#,
+        #"{"jsonrpc":"2.0","id":null,"method":"info","params":null}"#,
+        #"{"\u0069d":2,"json\u0072pc":"2.0","method":"get","params":{"id":"b"}}"#,
+        #"{"id":1,"id":2,"method":"a","method":"b","jsonrpc":"1.0","jsonrpc":"2.0"}"#,
+        #"{"extra":[1,{"deep":[true,false,null]}],"idx":1,"i":2,"methods":3,"paramz":4,"jsonrpc":"2.0","method":"info"}"#,
+        #"{"é":1,"mé":"ü","jsonrpc":"2.0","method":"info"}"#,
+        #"{"id":{"an":"object"},"jsonrpc":"2.0","method":"info"}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"a","value":{"n":1.5e3,"s":"\n\"\\"}}}"#,
+        #"[{"jsonrpc":"2.0","id":1,"method":"info"},1,"x",[],{},{"method":"get"}]"#,
+        #"[]"#,
+        #"{}"#,
+        #""just a string""#,
+        #"42"#,
+        #"null"#,
+    ]
+
+    @Test("well-formed lines read as the general parser reads them")
+    func agreesOnLines() throws {
+        for line in Self.lines {
+            let bytes = Array(line.utf8)
+            let read = read(bytes)
+            #expect(read == oracle(bytes), "\(line)")
+            #expect((try? read.get()) != nil, "\(line)")
+        }
+    }
+
+    @Test("every prefix and every one-byte change of those lines fails or reads as the general parser says")
+    func agreesOnDamagedLines() {
+        var checked = 0
+        for line in Self.lines {
+            let bytes = Array(line.utf8)
+            for end in 0..<bytes.count {
+                let prefix = Array(bytes[..<end])
+                #expect(read(prefix) == oracle(prefix), "prefix \(end) of \(line)")
+                checked += 1
+            }
+            for index in bytes.indices {
+                for replacement: UInt8 in [0x00, 0x1F, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x2C, 0x3A, 0xFF, 0xC3] {
+                    var changed = bytes
+                    changed[index] = replacement
+                    #expect(read(changed) == oracle(changed), "byte \(index) of \(line) set to \(replacement)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 5_000)
+    }
+
+    @Test("the envelope of a request names its four members and drops the rest")
+    func picksOutEnvelope() throws {
+        let line = try RequestLine(parsing: Array(#"{"other":1,"id":"r","jsonrpc":"2.0","method":"get","params":{"id":"a"}}"#.utf8))
+        #expect(line == .single(JSONRPCEnvelope(id: "r", jsonrpc: "2.0", method: "get", params: ["id": "a"])))
+    }
+
+    @Test("a key that is not valid UTF-8, or holds a raw control character, is a parse error")
+    func refusesBadKeys() {
+        for bytes: [UInt8] in [
+            [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D],  // {"\xFF":1}
+            [0x7B, 0x22, 0x69, 0x01, 0x22, 0x3A, 0x31, 0x7D],  // {"i\u{1}":1}
+            Array(#"{"i\d":1}"#.utf8),
+        ] {
+            #expect(throws: JSONParseError.self) { try RequestLine(parsing: bytes) }
+        }
+    }
+
+    @Test("nesting deeper than 512 levels is refused, in a request's params as anywhere")
+    func refusesDeepNesting() throws {
+        func line(depth: Int) -> [UInt8] {
+            // The request object is level 1, "params" level 2.
+            let inner = String(repeating: "[", count: depth - 2) + String(repeating: "]", count: depth - 2)
+            return Array(#"{"jsonrpc":"2.0","method":"info","params":{"x":\#(inner)}}"#.utf8)
+        }
+        #expect(throws: Never.self) { try RequestLine(parsing: line(depth: 512)) }
+        #expect(throws: JSONParseError.self) { try RequestLine(parsing: line(depth: 513)) }
+    }
+}
