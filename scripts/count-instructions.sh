@@ -11,6 +11,10 @@
 #       instructions per create+resolve pair in a release `promised` (default:
 #       this checkout's), in memory or with a store: counted over 1,000 pairs
 #       sent one after another on one connection, after 200 to warm up.
+#   scripts/count-instructions.sh fanout [PROMISED] [SUBSCRIBERS]
+#       instructions per subscriber for one resolve told to SUBSCRIBERS
+#       (default 2,000) subscribed connections, from the resolve until every
+#       subscriber has read its notification.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh valgrind python3 >/dev/null
@@ -42,6 +46,31 @@ count_core() {
     done
 }
 
+# Starts `$1` (a release promised; empty: this checkout's) under callgrind
+# with the options that follow, on $work/promised.sock; sets $daemon.
+start_daemon() {
+    local promised="$1"
+    shift
+    if [ -z "$promised" ]; then
+        swift build -c release --product promised >&2
+        promised="$(swift build -c release --show-bin-path)/promised"
+    fi
+    plain_copy "$promised" promised
+    valgrind --tool=callgrind --callgrind-out-file="$work/daemon.out" "$work/promised" "$@" \
+        --socket "$work/promised.sock" --log-level warning >/dev/null 2>&1 &
+    daemon=$!
+    for _ in $(seq 1 150); do [ -S "$work/promised.sock" ] && break; sleep 0.2; done
+}
+
+# Stops the daemon; prints the instructions counted between the client's
+# --zero and --dump.
+stop_daemon_and_count() {
+    sleep 1
+    kill -INT "$daemon"
+    wait "$daemon" 2>/dev/null || true
+    total "$(ls -t "$work"/daemon.out.* | head -1)"
+}
+
 count_daemon() {
     local promised="" store=()
     for argument in "$@"; do
@@ -50,16 +79,8 @@ count_daemon() {
             *) promised="$argument" ;;
         esac
     done
-    if [ -z "$promised" ]; then
-        swift build -c release --product promised >&2
-        promised="$(swift build -c release --show-bin-path)/promised"
-    fi
     [ ${#store[@]} -gt 0 ] || store=(--in-memory)
-    plain_copy "$promised" promised
-    valgrind --tool=callgrind --callgrind-out-file="$work/daemon.out" "$work/promised" "${store[@]}" \
-        --socket "$work/promised.sock" --log-level warning >/dev/null 2>&1 &
-    local daemon=$!
-    for _ in $(seq 1 150); do [ -S "$work/promised.sock" ] && break; sleep 0.2; done
+    start_daemon "$promised" "${store[@]}"
     python3 - "$work/promised.sock" "$daemon" <<'EOF'
 import socket, subprocess, sys
 path, daemon = sys.argv[1], sys.argv[2]
@@ -80,16 +101,58 @@ subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_outp
 pairs(1000, b"counted.")
 subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
 EOF
-    sleep 1
-    kill -INT "$daemon"
-    wait "$daemon" 2>/dev/null || true
-    local dump
-    dump=$(ls -t "$work"/daemon.out.* | head -1)
-    echo "promised ${store[0]}: $(( $(total "$dump") / 1000 )) instructions per create+resolve pair"
+    echo "promised ${store[0]}: $(( $(stop_daemon_and_count) / 1000 )) instructions per create+resolve pair"
+}
+
+count_fanout() {
+    local promised="" subscribers=2000
+    for argument in "$@"; do
+        case "$argument" in
+            *[!0-9]*) promised="$argument" ;;
+            *) subscribers="$argument" ;;
+        esac
+    done
+    # The daemon and the client each hold a socket per subscriber.
+    ulimit -n "$(ulimit -Hn)"
+    start_daemon "$promised" --in-memory --max-connections "$((subscribers + 16))"
+    python3 - "$work/promised.sock" "$daemon" "$subscribers" <<'EOF'
+import socket, subprocess, sys
+path, daemon, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def read_line(connection):
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = connection.recv(4096)
+        if not chunk:
+            sys.exit("a connection closed")
+        line += chunk
+    return line
+
+subscribers = [socket.socket(socket.AF_UNIX) for _ in range(count)]
+for subscriber in subscribers:
+    subscriber.connect(path)
+    subscriber.sendall(b'{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["fan"]}}\n')
+for subscriber in subscribers:
+    if b'"subscribed":1' not in read_line(subscriber):
+        sys.exit("subscribe failed")
+control = socket.socket(socket.AF_UNIX)
+control.connect(path)
+control.sendall(b'{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"fan"}}\n')
+read_line(control)
+subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
+control.sendall(b'{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"fan","value":1}}\n')
+read_line(control)
+for subscriber in subscribers:
+    if b'"settled"' not in read_line(subscriber):
+        sys.exit("a subscriber was not told")
+subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
+EOF
+    echo "promised fan-out to $subscribers: $(( $(stop_daemon_and_count) / subscribers )) instructions per subscriber"
 }
 
 case "${1:-}" in
     core) shift; count_core "$@" ;;
     daemon) shift; count_daemon "$@" ;;
-    *) echo "usage: $0 core [BENCHMARK…] | daemon [PROMISED] [--store]" >&2; exit 64 ;;
+    fanout) shift; count_fanout "$@" ;;
+    *) echo "usage: $0 core [BENCHMARK…] | daemon [PROMISED] [--store] | fanout [PROMISED] [SUBSCRIBERS]" >&2; exit 64 ;;
 esac

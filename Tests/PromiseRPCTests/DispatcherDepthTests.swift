@@ -54,5 +54,6 @@ struct DispatcherDepthTests {
         #expect(JSONValue.array([]).depth == 1)
         #expect(JSONValue.object(["a": [1, [2]]]).depth == 3)
         #expect(Self.nested(7).depth == 7)
+        #expect(JSONValue.array([1, [[[]]], [], ["k": [2]]]).depth == 4)
     }
 }

@@ -77,11 +77,15 @@ extension JSONValue {
 
     /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `[1]`.
     public var depth: Int {
+        // Plain loops: this runs on every request's params, and a lazy map
+        // over a key path projected each element through the key path.
+        var deepest = 0
         switch self {
-        case .array(let elements): return 1 + (elements.lazy.map(\.depth).max() ?? 0)
-        case .object(let members): return 1 + (members.values.lazy.map(\.depth).max() ?? 0)
+        case .array(let elements): for element in elements { deepest = max(deepest, element.depth) }
+        case .object(let members): for member in members.values { deepest = max(deepest, member.depth) }
         default: return 0
         }
+        return 1 + deepest
     }
 }
 

@@ -110,7 +110,10 @@ final class RemotePromise {
     }
 
     /// The protocol state: `pending`, `fulfilled`, `rejected` or `cancelled`.
-    var state: String {
+    var state: String { Self.state(of: result) }
+
+    /// The state name of a promise whose result is `result`.
+    static func state(of result: Result<JSONValue, any Error>?) -> String {
         switch result {
         case nil: "pending"
         case .success?: "fulfilled"
