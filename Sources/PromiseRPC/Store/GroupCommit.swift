@@ -163,6 +163,10 @@ public final class GroupCommit {
                 logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(failure)"])
                 self.failure = nil
             }
+            // The next batch goes to the disk before the answers this one
+            // held are written: writing them takes a system call per client,
+            // which the next fsync need not wait for.
+            if !dirty.isEmpty { cut() }
             release(through: number, nil)
         case .failure(let error):
             if failure == nil {
@@ -180,7 +184,6 @@ public final class GroupCommit {
             release(through: .max, error)
             scheduleRetry()
         }
-        if failure == nil && !dirty.isEmpty { cut() }
     }
 
     private func release(through number: Int, _ failure: PromiseStoreError?) {
