@@ -2,8 +2,9 @@
 import Testing
 
 /// `RemotePromise.writeRecord` writes records straight to bytes for the
-/// answers; `record(now:)` builds them as values for everything else (list,
-/// wait, notifications). Both must give the same text for every kind of record.
+/// answers and `settled` notifications; `record(now:)` builds them as values
+/// for everything else (list, wait). Both must give the same text for every
+/// kind of record.
 @Suite("Records written as JSON text")
 struct RecordJSONTests {
     @Test("the written record is byte for byte the serialized record value, for every kind of promise")
@@ -40,6 +41,26 @@ struct RecordJSONTests {
         }
         #expect(entries.first { $0.id == "late" }?.state == "rejected")
         #expect(entries.first { $0.id == "none" }?.state == "rejected")
+    }
+
+    @Test("a settled notification, when it settles or at once on subscribing, is byte for byte the notification of the record value")
+    func settledNotificationText() throws {
+        let harness = RPCHarness()
+        let watcher = harness.connect()
+        let peer = harness.connect()
+        harness.call("create", ["id": "later", "name": "é \"q\""], from: peer)
+        harness.call("create", ["id": "done"], from: peer)
+        harness.call("reject", ["id": "done", "reason": ["message": "no", "code": 3]], from: peer)
+        harness.call("subscribe", ["ids": ["later", "done"]], from: watcher)
+        harness.call("resolve", ["id": "later", "value": ["k": [1, 2]]], from: peer)
+
+        let notifications = watcher.sent.suffix(2).map { String(decoding: $0, as: UTF8.self) }
+        let expected = try ["done", "later"].map { id in
+            let entry = try #require(harness.registry.entries[id])
+            let value = JSONRPCResponse.notification("settled", harness.registry.record(entry)).serialized()
+            return String(decoding: value, as: UTF8.self)
+        }
+        #expect(notifications == expected)
     }
 
     @Test("an answer carrying a written record reads as the same record `get` shows")

@@ -316,6 +316,25 @@ struct RegistryWaitSubscribeTests {
         #expect(peer.sent.count == count)
     }
 
+    @Test("when one of several subscribers closes, the others are still told, once each")
+    func otherSubscribersKeptOnClose() {
+        let harness = RPCHarness()
+        let owner = harness.connect()
+        let first = harness.connect()
+        let leaving = harness.connect()
+        let last = harness.connect()
+        harness.call("create", ["id": "a"], from: owner)
+        for peer in [first, leaving, last] { harness.call("subscribe", ["ids": ["a"]], from: peer) }
+        let leavingCount = leaving.sent.count
+        harness.close(leaving)
+        harness.call("resolve", ["id": "a", "value": 1], from: owner)
+        #expect(leaving.sent.count == leavingCount)
+        for peer in [first, last] {
+            let settled = JSONValue.notifications("settled", in: peer.messages)
+            #expect(settled.map { $0["params"]?["id"] } == ["a"])
+        }
+    }
+
     @Test("subscribe params are checked",
           arguments: [[:] as JSONValue, ["ids": "a"], ["ids": [1]], ["ids": [""]], ["ids": ["a\u{0}"]]])
     func subscribeInvalidParams(params: JSONValue) {

@@ -98,20 +98,12 @@ struct JSONObjectWriter: JSONObjectSink {
     /// The separator and `"key":`. Keys are the caller's own names and need
     /// no escaping.
     private mutating func key(_ key: StaticString) {
-        // Put together first and appended once: each append to the array
-        // checks its uniqueness and capacity, and this runs for every member.
-        let separator = isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ",")
+        bytes.append(isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
         isEmpty = false
-        key.withUTF8Buffer { name in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + 4) { text in
-                text[0] = separator
-                text[1] = UInt8(ascii: "\"")
-                _ = UnsafeMutableBufferPointer(rebasing: text[2...]).initialize(fromContentsOf: name)
-                text[name.count + 2] = UInt8(ascii: "\"")
-                text[name.count + 3] = UInt8(ascii: ":")
-                bytes.append(contentsOf: text)
-            }
-        }
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 }
 

@@ -19,32 +19,32 @@ struct JSONParser {
     private(set) var index = 0
     private var depth = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
     static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
-        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer) }
+        try parse(bytes) { parser throws(JSONParseError) in try parser.parseValue() }
+    }
+
+    /// Reads `bytes`, which must hold exactly one JSON value with nothing but
+    /// whitespace around it, with `read`, which starts on the value's first
+    /// byte: `parseValue()`, or a reader of its own (see `RequestLine`).
+    static func parse<Parsed>(
+        _ bytes: some Collection<UInt8>, _ read: (inout JSONParser) throws(JSONParseError) -> Parsed
+    ) throws(JSONParseError) -> Parsed {
+        func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Parsed, JSONParseError> {
+            Result { () throws(JSONParseError) -> Parsed in
+                var parser = JSONParser(buffer)
+                parser.skipWhitespace()
+                let parsed = try read(&parser)
+                parser.skipWhitespace()
+                guard parser.index == buffer.count else { throw parser.error("unexpected text after the value") }
+                return parsed
+            }
         }
-        if let contiguous { return try contiguous.get() }
-        return try Array(bytes).withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer) }
-        }.get()
-    }
-
-    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(buffer)
-        parser.skipWhitespace()
-        let value = try parser.parseValue()
-        try parser.expectEnd()
-        return value
-    }
-
-    /// Checks that nothing but whitespace follows the value just parsed.
-    mutating func expectEnd() throws(JSONParseError) {
-        skipWhitespace()
-        guard index == bytes.count else { throw error("unexpected text after the value") }
+        if let contiguous = bytes.withContiguousStorageIfAvailable(parse) { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBufferPointer(parse).get()
     }
 
     // MARK: Values
@@ -326,7 +326,7 @@ struct JSONParser {
         index += count
     }
 
-    mutating func skipWhitespace() {
+    private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): index += 1
@@ -335,7 +335,7 @@ struct JSONParser {
         }
     }
 
-    func error(_ message: String) -> JSONParseError {
+    private func error(_ message: String) -> JSONParseError {
         JSONParseError(message: message, offset: index)
     }
 }

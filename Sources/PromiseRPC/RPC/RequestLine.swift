@@ -23,24 +23,16 @@ enum RequestLine: Hashable {
     /// - Throws: ``JSONParseError`` when the line is not JSON, exactly as
     ///   ``JSONValue/init(parsing:)-(some Collection<UInt8>)`` would.
     init(parsing line: [UInt8]) throws(JSONParseError) {
-        self = try line.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONParseError) -> RequestLine in
-                var parser = JSONParser(buffer)
-                parser.skipWhitespace()
-                let line: RequestLine
-                if parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "[") {
-                    var messages: [JSONRPCEnvelope?] = []
-                    try parser.parseElements { parser throws(JSONParseError) in
-                        messages.append(try parser.parseEnvelope())
-                    }
-                    line = .batch(messages)
-                } else {
-                    line = .single(try parser.parseEnvelope())
-                }
-                try parser.expectEnd()
-                return line
+        self = try JSONParser.parse(line) { parser throws(JSONParseError) in
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
+                return .single(try parser.parseEnvelope())
             }
-        }.get()
+            var messages: [JSONRPCEnvelope?] = []
+            try parser.parseElements { parser throws(JSONParseError) in
+                messages.append(try parser.parseEnvelope())
+            }
+            return .batch(messages)
+        }
     }
 }
 

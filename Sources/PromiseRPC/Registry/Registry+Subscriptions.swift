@@ -77,8 +77,8 @@ extension Registry {
         }
         for id in settledNow {
             guard let entry = entries[id] else { continue }
-            let record = record(entry)
-            deferred.append { [weak session] in session?.push("settled", record) }
+            let notification = settledNotification(entry)
+            deferred.append { [weak session] in session?.push(serialized: notification) }
         }
         return ["subscribed": .int(distinct.count)]
     }

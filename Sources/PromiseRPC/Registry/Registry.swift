@@ -246,6 +246,17 @@ public final class Registry {
         return out
     }
 
+    /// The `settled` notification of `entry`, its record written as text.
+    func settledNotification(_ entry: RemotePromise) -> [UInt8] {
+        var out: [UInt8] = []
+        JSONObjectWriter.append(to: &out) { object in
+            object.string("jsonrpc", "2.0")
+            object.string("method", "settled")
+            object.json("params", recordJSON(entry))
+        }
+        return out
+    }
+
     // MARK: Settlement and progress
 
     /// Runs (on the loop) once `entry` has settled: stops its timer, ends its
@@ -261,20 +272,17 @@ public final class Registry {
         entry.compact()
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
-        let waiting = waiters.removeValue(forKey: entry.id)
-        let subscribed = subscribers.removeValue(forKey: entry.id)
         // Most promises have neither waiters nor subscribers: no record to make.
-        guard waiting != nil || subscribed != nil else { return }
-        let record = entry.record(now: now())
-        if let waiting {
+        if let waiting = waiters.removeValue(forKey: entry.id) {
+            let record = record(entry)
             for waiter in waiting {
                 sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
                 waiter.timer?.cancel()
                 waiter.answer(.success(record))
             }
         }
-        if let subscribed {
-            let notification = JSONRPCResponse.notification("settled", record).serialized()
+        if let subscribed = subscribers.removeValue(forKey: entry.id) {
+            let notification = settledNotification(entry)
             for session in subscribed.values {
                 session.subscriptions.remove(entry.id)
                 session.push(serialized: notification)

@@ -16,13 +16,9 @@ final class RegistrySession {
         self.journal = journal
     }
 
-    /// Sends a notification; a peer that is gone or cut off just misses it.
-    func push(_ method: String, _ params: JSONValue) {
-        push(serialized: JSONRPCResponse.notification(method, params).serialized())
-    }
-
     /// Sends a notification already serialized: the same bytes go to every
     /// subscriber, written once per event rather than once per connection.
+    /// A peer that is gone or cut off just misses it.
     func push(serialized notification: [UInt8]) {
         guard let journal else {
             if peer.isOpen { peer.send(notification) }
