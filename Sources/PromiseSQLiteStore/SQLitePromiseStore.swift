@@ -7,8 +7,8 @@ import PromiseRPC
 ///
 /// The file is `<directory>/promises.sqlite3`, in WAL mode with
 /// `synchronous = FULL`, so that each ``commit(_:)`` — one transaction — is
-/// fsynced before it returns. Each promise is one row: its id, its sequence
-/// (to load in creation order) and its ``StoredPromise/json`` document.
+/// fsynced before it returns. Each promise is one row keyed by its sequence
+/// (see ``StoreBatch``), with its id and its ``StoredPromise/json`` document.
 ///
 /// The store holds SQLite's exclusive lock while it is open, so a second
 /// daemon pointed at the same directory fails to open it ("database is
@@ -79,11 +79,16 @@ public final class SQLitePromiseStore: PromiseStore {
         do {
             return try database.read { db in
                 var promises: [StoredPromise] = []
+                var seen: Set<String> = []
                 let rows = try Row.fetchCursor(db, sql: "SELECT id, doc FROM promises ORDER BY sequence")
                 while let row = try rows.next() {
                     // Not `row[0] as String`: GRDB traps on a value it cannot convert.
                     let key: DatabaseValue = row[0]
                     let id = String.fromDatabaseValue(key) ?? key.description
+                    // Rows are keyed by sequence, so only this check keeps an id to one promise.
+                    guard seen.insert(id).inserted else {
+                        throw PromiseStoreError("stored promise \"\(id)\" is stored twice")
+                    }
                     promises.append(try Self.promise(id: id, doc: row[1]))
                 }
                 return promises
@@ -105,15 +110,15 @@ public final class SQLitePromiseStore: PromiseStore {
         guard !batch.isEmpty else { return }
         do {
             try database.write { db in
-                let delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE id = ?")
-                for id in batch.deletions {
-                    try delete.execute(arguments: [id])
+                let delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE sequence = ? AND id = ?")
+                for deletion in batch.deletions {
+                    try delete.execute(arguments: [deletion.sequence, deletion.id])
                 }
                 let upsert = try db.cachedStatement(
-                    sql: "INSERT OR REPLACE INTO promises (id, sequence, doc) VALUES (?, ?, ?)")
+                    sql: "INSERT OR REPLACE INTO promises (sequence, id, doc) VALUES (?, ?, ?)")
                 for promise in batch.upserts {
                     let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)
-                    try upsert.execute(arguments: [promise.id, promise.sequence, doc])
+                    try upsert.execute(arguments: [promise.sequence, promise.id, doc])
                 }
             }
         } catch {

@@ -333,6 +333,36 @@ struct DurabilityRestartTests {
         }
     }
 
+    @Test("an id forgotten and made again, in one batch line or across restarts, is stored once, as made last")
+    func forgottenIdMadeAgainIsStoredOnce() throws {
+        try E2EDurableDaemon.with { daemon in
+            let client = try daemon.client()
+            try client.call("create", ["id": "again"])
+            try client.call("resolve", ["id": "again", "value": 1])
+            // One line, so one transaction: the old row's deletion and the new row's write.
+            let results = try client.batch([
+                .init("forget", ["ids": ["again"]]),
+                .init("create", ["id": "again"]),
+                .init("resolve", ["id": "again", "value": 2]),
+            ])
+            #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
+            client.close()
+
+            try daemon.restart()
+            let after = try daemon.client()
+            #expect(try get(after, "again").value == 2)
+            try after.call("forget", ["ids": ["again"]])
+            try after.call("create", ["id": "again"])
+            after.close()
+
+            try daemon.restart()
+            let last = try daemon.client()
+            #expect(try get(last, "again").state == .pending)
+            let listed = try last.call("list")["promises"]?.arrayValue ?? []
+            #expect(listed.filter { $0["id"] == "again" }.count == 1, "\(listed)")
+        }
+    }
+
     @Test("info reports the store, the counts of pending and settled promises, and commits")
     func infoReportsStore() throws {
         let daemon = try E2EDurableDaemon(storeSubpath: "not/yet/made")

@@ -233,6 +233,23 @@ struct RegistryDurabilityTests {
         #expect(store["kept"]?.value == 1)
     }
 
+    @Test("a forget whose batch cannot be stored is answered -32603, and its deletion is written by the retry")
+    func failedDeletionIsRetried() throws {
+        let (store, harness, peer) = startDurable()
+        harness.call("create", ["id": "done"], from: peer)
+        harness.call("resolve", ["id": "done", "value": 1], from: peer)
+        store.failCommits = PromiseStoreError("disk full")
+
+        #expect(harness.errorCode("forget", ["ids": ["done"]], from: peer) == -32603)
+        #expect(store["done"]?.value == 1)
+
+        store.failCommits = nil
+        harness.loop.advance(by: GroupCommit.retryMilliseconds)
+        harness.settleStore()
+        #expect(store["done"] == nil)
+        #expect(try store.load().isEmpty)
+    }
+
     @Test("a batch whose changes cannot be stored: every successful answer in it becomes -32603, error answers stay")
     func failingStoreBatch() throws {
         let (store, harness, peer) = startDurable()

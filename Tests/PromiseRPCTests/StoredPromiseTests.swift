@@ -98,12 +98,15 @@ struct MemoryPromiseStoreTests {
         #expect(store.location == "memory")
     }
 
-    @Test("deletions run before the batch's upserts; upserts replace by id")
+    @Test("deletions run before the batch's upserts and remove only a matching id and sequence")
     func deletionsAndUpserts() throws {
         let store = MemoryPromiseStore([Self.promise("a", 1), Self.promise("b", 2), Self.promise("c", 3)])
         var replaced = Self.promise("b", 2)
         replaced.state = "fulfilled"
-        try store.commit(StoreBatch(upserts: [replaced], deletions: ["a", "b", "unknown"]))
+        try store.commit(StoreBatch(upserts: [replaced], deletions: [
+            Self.promise("a", 1).deletion, Self.promise("b", 2).deletion, StoreDeletion(id: "unknown", sequence: 4),
+            StoreDeletion(id: "c", sequence: 1),
+        ]))
         #expect(try store.load() == [replaced, Self.promise("c", 3)])
         #expect(store["a"] == nil)
         #expect(store.commitCount == 1)
@@ -113,7 +116,7 @@ struct MemoryPromiseStoreTests {
     func failCommits() throws {
         let store = MemoryPromiseStore([Self.promise("a", 1)])
         store.failCommits = PromiseStoreError("disk full")
-        let batch = StoreBatch(upserts: [Self.promise("b", 2)], deletions: ["a"])
+        let batch = StoreBatch(upserts: [Self.promise("b", 2)], deletions: [Self.promise("a", 1).deletion])
         #expect(throws: PromiseStoreError("disk full")) { try store.commit(batch) }
         #expect(try store.load() == [Self.promise("a", 1)])
         #expect(store.commitCount == 0)

@@ -69,7 +69,7 @@ struct SQLitePromiseStoreTests {
         }
     }
 
-    @Test("deletions remove their ids, run before the batch's upserts, and ignore unknown ids")
+    @Test("deletions remove their promises, run before the batch's upserts, and ignore what matches no row")
     func deletions() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
@@ -77,8 +77,69 @@ struct SQLitePromiseStoreTests {
             try store.commit(StoreBatch(upserts: promises))
             var revived = promises[2]
             revived.state = "cancelled"
-            try store.commit(StoreBatch(upserts: [revived], deletions: ["p1", "p2", "never-stored"]))
+            try store.commit(StoreBatch(upserts: [revived], deletions: [
+                promises[1].deletion, promises[2].deletion, StoreDeletion(id: "never-stored", sequence: 9),
+                // A known id under another sequence, and a known sequence under another id.
+                StoreDeletion(id: "p0", sequence: 3), StoreDeletion(id: "p9", sequence: 3),
+            ]))
             #expect(try store.load() == [promises[0], revived, promises[3]])
+        }
+    }
+
+    @Test("an id removed and made again under a new sequence, in one batch, is stored once, in its new place")
+    func idMadeAgain() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            let first = StoredPromise(id: "again", sequence: 1, kind: "created", created: 0)
+            let other = StoredPromise(id: "other", sequence: 2, kind: "created", created: 0)
+            try store.commit(StoreBatch(upserts: [first, other]))
+            let second = StoredPromise(id: "again", sequence: 3, kind: "created", created: 5, state: "fulfilled")
+            try store.commit(StoreBatch(upserts: [second], deletions: [first.deletion]))
+            #expect(try store.load() == [other, second])
+        }
+    }
+
+    @Test("a store holding one id twice fails to load, naming the id")
+    func duplicateIdFailsLoad() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory)
+            try store.commit(StoreBatch(upserts: [
+                StoredPromise(id: "twice", sequence: 1, kind: "created", created: 0),
+                StoredPromise(id: "twice", sequence: 2, kind: "created", created: 0),
+            ]))
+            let error = try #require(throws: PromiseStoreError.self) { try store.load() }
+            #expect(error.message == "stored promise \"twice\" is stored twice")
+        }
+    }
+
+    @Test("a store made by the first schema (rows keyed by id) is upgraded in place, its promises kept in order")
+    func upgradesFirstSchema() throws {
+        try withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let old = [fullPromise, StoredPromise(id: "a", sequence: 2, kind: "created", created: 0), barePromise]
+            do {
+                // The v1 layout and GRDB's record of it, as a daemon of that version left them.
+                let raw = try DatabaseQueue(path: directory + "/promises.sqlite3")
+                try raw.write { db in
+                    try db.execute(sql: """
+                        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                        INSERT INTO grdb_migrations VALUES ('v1');
+                        CREATE TABLE promises (id TEXT PRIMARY KEY NOT NULL, sequence INTEGER NOT NULL, doc TEXT NOT NULL);
+                        CREATE INDEX promises_by_sequence ON promises (sequence);
+                        """)
+                    for promise in old {
+                        try db.execute(
+                            sql: "INSERT INTO promises (id, sequence, doc) VALUES (?, ?, ?)",
+                            arguments: [promise.id, promise.sequence, String(decoding: promise.serializedJSON(), as: UTF8.self)])
+                    }
+                }
+            }
+            let store = try SQLitePromiseStore(directory: directory)
+            #expect(try store.load() == [old[1], fullPromise, barePromise])
+            try store.commit(StoreBatch(
+                upserts: [StoredPromise(id: "new", sequence: 9, kind: "created", created: 0)], deletions: [old[1].deletion]))
+            #expect(try store.load().map(\.id) == [fullPromise.id, barePromise.id, "new"])
+            #expect(try store.pragma("index_list('promises')") == nil)
         }
     }
 
@@ -97,14 +158,14 @@ struct SQLitePromiseStoreTests {
                     id: "bulky\($0)", sequence: 100 + $0, kind: "created", created: 0,
                     value: .string(String(repeating: "x", count: 2_000)))
             }
-            let batch = StoreBatch(upserts: [changed] + bulky, deletions: ["keep1"])
+            let batch = StoreBatch(upserts: [changed] + bulky, deletions: [before[1].deletion])
             let error = try #require(throws: PromiseStoreError.self) { try store.commit(batch) }
             #expect(error.message.contains("full"))
             #expect(error.message.contains(store.path))
             #expect(try store.load() == before)
 
             // The failure leaves the store usable for what fits.
-            try store.commit(StoreBatch(deletions: ["keep1"]))
+            try store.commit(StoreBatch(deletions: [before[1].deletion]))
             #expect(try store.load().map(\.id) == ["keep0", "keep2"])
         }
     }

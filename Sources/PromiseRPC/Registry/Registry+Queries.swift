@@ -84,7 +84,7 @@ extension Registry {
         didSettle(entry)
         entries[entry.id] = nil
         settledCount -= 1
-        journal?.touch(entry.id)
+        journal?.remove(StoreDeletion(id: entry.id, sequence: entry.sequence))
         if order.count > 64 && entries.count < order.count / 2 {
             order.removeAll { entries[$0.id] !== $0 }
         }

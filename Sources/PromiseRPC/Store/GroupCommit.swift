@@ -5,9 +5,10 @@ import Promise
 /// holds back every message that reveals a change until that change is
 /// stored (docs/DURABILITY.md).
 ///
-/// The registry ``touch(_:)``es the id of each promise it changes. The first
-/// touch schedules a *cut* for the end of the current loop turn, so all that
-/// one read of one connection did — every line, every batch member, every
+/// The registry ``touch(_:)``es the id of each promise it changes, and tells
+/// ``remove(_:)`` each promise it drops. The first change schedules a *cut*
+/// for the end of the current loop turn, so all that one read of one
+/// connection did — every line, every batch member, every
 /// promise settled along the way — lands in one batch. The batch is built from
 /// the promises as they are then (``snapshot``: a promise touched ten times is
 /// written once) and committed on the writer executor, one batch at a time,
@@ -43,13 +44,15 @@ public final class GroupCommit {
     /// Ids changed since the last cut, in the order first touched.
     private var dirty: [String] = []
     private var dirtySet: Set<String> = []
+    /// Promises dropped since the last cut.
+    private var removals: [StoreDeletion] = []
     /// Batches are numbered from 1; the one being gathered is `nextBatch`.
     private var nextBatch = 1
     /// The newest batch holding a change; messages given now wait for it.
     private var newestTouched = 0
     /// Every batch up to this one has been committed or has failed.
     private var finishedThrough = 0
-    private var inFlight: (number: Int, ids: [String])?
+    private var inFlight: (number: Int, ids: [String], removals: [StoreDeletion])?
     private var cutScheduled = false
     private var held: [(batch: Int, body: (PromiseStoreError?) -> Void)] = []
     private var heldStart = 0
@@ -80,9 +83,23 @@ public final class GroupCommit {
     /// Notes that promise `id` changed (or is gone), to be written in the next batch.
     func touch(_ id: String) {
         if dirtySet.insert(id).inserted { dirty.append(id) }
+        changed()
+    }
+
+    /// Notes that a promise is gone, to be deleted from the store in the next
+    /// batch. Its id may be made again meanwhile: the new promise has a new
+    /// sequence, so the deletion leaves it alone.
+    func remove(_ promise: StoreDeletion) {
+        removals.append(promise)
+        changed()
+    }
+
+    private func changed() {
         newestTouched = nextBatch
         scheduleCut()
     }
+
+    private var hasChanges: Bool { !dirty.isEmpty || !removals.isEmpty }
 
     /// Runs `body` once everything touched so far is committed (with nil),
     /// or once its batch has failed (with the reason); at once when nothing
@@ -122,17 +139,16 @@ public final class GroupCommit {
 
     private func cut() {
         cutScheduled = false
-        guard inFlight == nil, !dirty.isEmpty else { return }
+        guard inFlight == nil, hasChanges else { return }
         let ids = dirty
         dirty = []
         dirtySet = []
-        var batch = StoreBatch()
-        for id in ids {
-            if let stored = snapshot(id) { batch.upserts.append(stored) } else { batch.deletions.append(id) }
-        }
+        // An id touched, then removed, has nothing to write but its deletion.
+        let batch = StoreBatch(upserts: ids.compactMap(snapshot), deletions: removals)
+        removals = []
         let number = nextBatch
         nextBatch += 1
-        inFlight = (number, ids)
+        inFlight = (number, ids, batch.deletions)
         let changes = batch.upserts.count + batch.deletions.count
         let store = self.store
         let loop = self.loop
@@ -153,6 +169,7 @@ public final class GroupCommit {
 
     private func finished(_ number: Int, changes: Int, _ outcome: Result<Void, PromiseStoreError>) {
         let ids = inFlight?.ids ?? []
+        let removed = inFlight?.removals ?? []
         inFlight = nil
         finishedThrough = number
         switch outcome {
@@ -166,7 +183,7 @@ public final class GroupCommit {
             // The next batch goes to the disk before the answers this one
             // held are written: writing them takes a system call per client,
             // which the next fsync need not wait for.
-            if !dirty.isEmpty { cut() }
+            if hasChanges { cut() }
             release(through: number, nil)
         case .failure(let error):
             if failure == nil {
@@ -179,6 +196,7 @@ public final class GroupCommit {
             dirty = []
             dirtySet = []
             for id in ids + later where dirtySet.insert(id).inserted { dirty.append(id) }
+            removals = removed + removals
             // What waits for later batches waits for changes that will not be written
             // before a retry either; nothing is held while failing.
             release(through: .max, error)
@@ -204,7 +222,7 @@ public final class GroupCommit {
             guard let self else { return }
             retryTimer = nil
             guard inFlight == nil else { return }
-            if dirty.isEmpty {
+            if !hasChanges {
                 failure = nil
             } else {
                 newestTouched = nextBatch

@@ -38,7 +38,9 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
     public func commit(_ batch: StoreBatch) throws {
         try lock.withLock {
             if let failure { throw failure }
-            for id in batch.deletions { promises[id] = nil }
+            for deletion in batch.deletions where promises[deletion.id]?.sequence == deletion.sequence {
+                promises[deletion.id] = nil
+            }
             for promise in batch.upserts { promises[promise.id] = promise }
             commits += 1
         }

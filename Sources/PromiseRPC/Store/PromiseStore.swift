@@ -26,18 +26,42 @@ public protocol PromiseStore: AnyObject, Sendable {
     var location: String { get }
 }
 
-/// The changes of one group commit: promises to write (each replacing any
-/// stored one with its id) and ids to remove.
+/// The changes of one group commit: promises to write and promises to remove.
+///
+/// A promise keeps its ``StoredPromise/sequence`` for life, and a removed id
+/// made again gets a new one, so a store may key its rows by sequence alone —
+/// new promises then land at the end of the table, not all over an index of
+/// ids (which made every commit of the SQLite store write several times the
+/// pages).
 public struct StoreBatch: Sendable, Hashable {
+    /// Each replaces the stored promise with its sequence.
     public var upserts: [StoredPromise]
-    public var deletions: [String]
+    /// Applied before the upserts, so that an id removed and made again in
+    /// one batch ends up stored once, under its new sequence.
+    public var deletions: [StoreDeletion]
 
-    public init(upserts: [StoredPromise] = [], deletions: [String] = []) {
+    public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = []) {
         self.upserts = upserts
         self.deletions = deletions
     }
 
     public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
+}
+
+/// A stored promise to remove: its id and the sequence it was stored under.
+/// A deletion whose id and sequence match no stored promise removes nothing.
+///
+/// ```swift
+/// try store.commit(StoreBatch(deletions: [StoreDeletion(id: "build", sequence: 7)]))
+/// ```
+public struct StoreDeletion: Sendable, Hashable {
+    public var id: String
+    public var sequence: Int
+
+    public init(id: String, sequence: Int) {
+        self.id = id
+        self.sequence = sequence
+    }
 }
 
 /// Why a store could not load or commit: shown to clients in -32603 errors.

@@ -3,7 +3,8 @@
 /// `then` links and combinators are re-armed), and its state.
 ///
 /// Stores keep it as the JSON of ``json`` (one document per promise), so a
-/// backend needs only a key, the ``sequence`` to order by, and a text column.
+/// backend needs only the ``sequence`` (its key and its order) and a text
+/// column; the SQLite store keeps the id beside them, to name bad rows.
 public struct StoredPromise: Sendable, Hashable {
     public var id: String
     /// Creation order; children and combinators come after what they follow.
@@ -78,6 +79,9 @@ public struct StoredPromise: Sendable, Hashable {
     }
 
     public var isPending: Bool { state == "pending" }
+
+    /// What removes this promise from a store.
+    public var deletion: StoreDeletion { StoreDeletion(id: id, sequence: sequence) }
 }
 
 // MARK: JSON
