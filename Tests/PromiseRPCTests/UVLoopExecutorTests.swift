@@ -7,12 +7,8 @@ import Testing
 struct UVLoopExecutorTests {
     @Test("work submitted from another thread runs on the loop thread, in submission order")
     func runsOnLoopThreadInOrder() throws {
-        let thread = try LoopThread(name: "test-loop")
-        thread.start { _ in }
-        defer {
-            thread.stop()
-            thread.waitUntilFinished(timeout: .seconds(5))
-        }
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
         let seen = ServerLocked<(order: [Int], offLoop: Int)>(([], 0))
         let executor = thread.executor
         #expect(!executor.isLoopThread)
@@ -35,12 +31,8 @@ struct UVLoopExecutorTests {
 
     @Test("work from two threads at once all runs, each thread's work in its order")
     func twoSubmitters() throws {
-        let thread = try LoopThread(name: "test-loop")
-        thread.start { _ in }
-        defer {
-            thread.stop()
-            thread.waitUntilFinished(timeout: .seconds(5))
-        }
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
         let seen = ServerLocked<[Int]>([])
         let executor = thread.executor
         for base in [0, 100_000] {
@@ -58,12 +50,8 @@ struct UVLoopExecutorTests {
 
     @Test("work submitted on the loop thread runs later, never on the submitter's stack")
     func loopThreadSubmissionIsQueued() throws {
-        let thread = try LoopThread(name: "test-loop")
-        thread.start { _ in }
-        defer {
-            thread.stop()
-            thread.waitUntilFinished(timeout: .seconds(5))
-        }
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
         let steps = ServerLocked<[String]>([])
         let executor = thread.executor
         executor.execute {
@@ -75,14 +63,53 @@ struct UVLoopExecutorTests {
         #expect(steps.value == ["outer start", "outer end", "inner"])
     }
 
+    @Test("work submitted on the loop thread runs in the loop's next iteration, before the loop waits for I/O")
+    func loopThreadSubmissionRunsBeforeTheLoopWaits() throws {
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
+        let steps = ServerLocked<[String]>([])
+        let executor = thread.executor
+        thread.onLoop { loop in
+            // Runs just before the loop next waits. Woken by the async handle
+            // instead, the inner work would run after that wait, so after this.
+            let box = WatcherBox()
+            box.watcher = try? UVLoopWatcher(.prepare, loop: loop) {
+                steps.update { $0.append("before waiting") }
+                box.watcher?.close()
+            }
+            box.watcher?.start()
+            executor.execute { steps.update { $0.append("inner") } }
+        }
+        #expect(serverWaitUntil { steps.value.count == 2 })
+        #expect(steps.value == ["inner", "before waiting"])
+    }
+
+    @Test("once its queue is empty the loop sleeps: it does not spin on the idle watcher")
+    func loopSleepsWhenDrained() throws {
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
+        let executor = thread.executor
+        func loopCPUTime() throws -> Duration {
+            let promise = Promise<Duration>()
+            executor.execute {
+                var time = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+                promise.fulfill(.seconds(time.tv_sec) + .nanoseconds(time.tv_nsec))
+            }
+            return try promise.wait(timeout: .seconds(5))
+        }
+        // Loop-thread submissions start the idle watcher; the drain must stop it.
+        executor.execute { for _ in 0..<3 { executor.execute {} } }
+        let before = try loopCPUTime()
+        usleep(300_000)
+        let used = try loopCPUTime() - before
+        #expect(used < .milliseconds(100), "the loop thread used \(used) of CPU in 300 ms with nothing to do")
+    }
+
     @Test("a core promise handler on the loop executor runs on the loop thread")
     func promiseHandlersOnLoop() throws {
-        let thread = try LoopThread(name: "test-loop")
-        thread.start { _ in }
-        defer {
-            thread.stop()
-            thread.waitUntilFinished(timeout: .seconds(5))
-        }
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
         let executor = thread.executor
         let promise = Promise<Int>()
         let doubled = promise.then(on: executor) { value -> (Int, Bool) in (value * 2, executor.isLoopThread) }
@@ -116,4 +143,21 @@ struct UVLoopExecutorTests {
         }
         #expect(serverWaitUntil { ran.value })
     }
+}
+
+/// Lets a watcher's body close the watcher.
+private final class WatcherBox: @unchecked Sendable {  // used on the loop thread only
+    var watcher: UVLoopWatcher?
+}
+
+/// A loop thread, running.
+private func startedLoopThread() throws -> LoopThread {
+    let thread = try LoopThread(name: "test-loop")
+    thread.start { _ in }
+    return thread
+}
+
+private func stop(_ thread: LoopThread) {
+    thread.stop()
+    thread.waitUntilFinished(timeout: .seconds(5))
 }

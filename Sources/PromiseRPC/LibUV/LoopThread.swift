@@ -14,10 +14,11 @@ import Glibc
 /// thread.stop()
 /// _ = thread.waitUntilFinished(timeout: .seconds(5))
 /// ```
-final class LoopThread: @unchecked Sendable {  // `loop` and `wakeUp` are used by the creating thread until `start`, then by the loop thread only; `condition` guards `finished` and `started`.
+final class LoopThread: @unchecked Sendable {  // `loop`, `wakeUp` and `drainSoon` are used by the creating thread until `start`, then by the loop thread only; `condition` guards `finished` and `started`.
     let loop: UVLoop
     let executor: LoopExecutor
     private let wakeUp: UVAsync
+    private let drainSoon: UVLoopWatcher
     private let name: String
     private let condition = NSCondition()
     private var started = false
@@ -29,6 +30,7 @@ final class LoopThread: @unchecked Sendable {  // `loop` and `wakeUp` are used b
         let executor = LoopExecutor()
         self.executor = executor
         wakeUp = try UVAsync(loop: loop) { executor.drain() }
+        drainSoon = try UVLoopWatcher(.idle, loop: loop) { executor.drain() }
     }
 
     deinit {
@@ -48,7 +50,7 @@ final class LoopThread: @unchecked Sendable {  // `loop` and `wakeUp` are used b
         let thread = Thread { [self] in
             // libuv learns of child exits through SIGCHLD.
             UVSignal.unblock([SIGCHLD])
-            executor.attach(wakeUp)
+            executor.attach(wakeUp, drainSoon: drainSoon)
             body(loop)
             loop.run()
             executor.shutDown()

@@ -13,10 +13,10 @@ final class FlushQueue {
     private var turn: UInt64 = 0
     private var waiting: [Connection] = []
     private var spare: [Connection] = []
-    private var prepare: UVPrepare?
+    private var prepare: UVLoopWatcher?
 
     init(loop: UVLoop) throws(UVError) {
-        prepare = try UVPrepare(loop: loop) { [weak self] in
+        prepare = try UVLoopWatcher(.prepare, loop: loop) { [weak self] in
             self?.flushAll()
         }
     }
