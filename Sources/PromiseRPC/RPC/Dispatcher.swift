@@ -96,9 +96,7 @@ public final class Dispatcher: RPCHandler {
             return true
         }
         let id = request.id
-        let call = RegistryCall(
-            connectionID: peer.connectionID,
-            answerLater: id.map { id in { outcome in answer(.json(JSONRPCResponse.answer(id, outcome))) } })
+        let call = RegistryCall(connectionID: peer.connectionID, requestID: id, send: answer)
         do {
             try checkDepth(of: request.params)
             let reply = try route(request.method, RPCParams(request.params), call)

@@ -225,7 +225,7 @@ public final class Registry {
             boxedJournal?.value.touch(id)
             executor.execute { registry.value?.didSettle(boxed.value) }
         }
-        if subscribers[id] != nil { observeProgress(entry) }
+        if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
         if stored == nil {
             journal?.touch(id)
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
@@ -272,8 +272,9 @@ public final class Registry {
         entry.compact()
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
-        // Most promises have neither waiters nor subscribers: no record to make.
-        if let waiting = waiters.removeValue(forKey: entry.id) {
+        // Most promises have neither waiters nor subscribers: no record to
+        // make, and while no promise has any, not even an id to hash.
+        if !waiters.isEmpty, let waiting = waiters.removeValue(forKey: entry.id) {
             let record = record(entry)
             for waiter in waiting {
                 sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
@@ -281,7 +282,7 @@ public final class Registry {
                 waiter.answer(.success(record))
             }
         }
-        if let subscribed = subscribers.removeValue(forKey: entry.id) {
+        if !subscribers.isEmpty, let subscribed = subscribers.removeValue(forKey: entry.id) {
             let notification = settledNotification(entry)
             for session in subscribed.values {
                 session.subscriptions.remove(entry.id)

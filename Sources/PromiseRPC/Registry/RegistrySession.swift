@@ -50,9 +50,19 @@ final class Waiter {
 /// given at once goes.
 struct RegistryCall {
     let connectionID: UInt64
+    /// The request's id; nil for a notification, which gets no answer.
+    let requestID: JSONValue?
+    /// Sends a message to the caller.
+    let send: (OutgoingMessage) -> Void
+
     /// Takes the answer of a method that answers later (`wait`); nil for a
-    /// notification, which gets no answer.
-    let answerLater: ((Result<JSONValue, RPCError>) -> Void)?
+    /// notification. Made on demand: only `wait` needs it, and making it for
+    /// every request cost an allocation each.
+    var answerLater: ((Result<JSONValue, RPCError>) -> Void)? {
+        guard let requestID else { return nil }
+        let send = self.send
+        return { outcome in send(.json(JSONRPCResponse.answer(requestID, outcome))) }
+    }
 }
 
 @available(*, unavailable)
