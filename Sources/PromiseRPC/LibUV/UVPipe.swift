@@ -158,11 +158,27 @@ final class UVPipe: UVHandle {
     /// and without queueing (`uv_try_write`). Returns the number of bytes
     /// written: 0 when the socket is full.
     func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
-        var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
-                              len: bytes.count)
-        let written = uv_try_write(stream, &buffer, 1)
-        if written == UV_EAGAIN.rawValue { return 0 }
-        return Int(try uvCheck(written, "uv_try_write"))
+        var buffer = Self.buffer(bytes)
+        return try Self.writtenCount(uv_try_write(stream, &buffer, 1))
+    }
+
+    /// Like ``tryWrite(_:)``, for `first` then `second` in one system call.
+    func tryWrite(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(UVError) -> Int {
+        var buffers = (Self.buffer(first), Self.buffer(second))
+        let written = withUnsafeMutableBytes(of: &buffers) { raw in
+            uv_try_write(stream, raw.baseAddress!.assumingMemoryBound(to: uv_buf_t.self), 2)
+        }
+        return try Self.writtenCount(written)
+    }
+
+    private static func buffer(_ bytes: UnsafeRawBufferPointer) -> uv_buf_t {
+        uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
+                 len: bytes.count)
+    }
+
+    private static func writtenCount(_ result: Int32) throws(UVError) -> Int {
+        if result == UV_EAGAIN.rawValue { return 0 }
+        return Int(try uvCheck(result, "uv_try_write"))
     }
 
     /// Queues one write of `bytes`, which must stay valid and unchanged until
@@ -177,8 +193,7 @@ final class UVPipe: UVHandle {
             request = .allocate(capacity: 1)
             writeRequest = request
         }
-        var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
-                              len: bytes.count)
+        var buffer = Self.buffer(bytes)
         onWritten = completion
         let code = uv_write(request, stream, &buffer, 1) { request, status in
             guard let request, let pipe = UVHandle.object(UVPipe.self, from: UnsafeMutableRawPointer(request.pointee.handle))

@@ -189,8 +189,6 @@ final class Connection: RPCPeer {
             close()
             return false
         }
-        message.withUnsafeBytes { queued.append($0) }
-        queued.append(Self.newlineBytes)
         if !isReadPaused && state == .active && backlog + message.count + 1 > pauseThreshold {
             // Answers pile up faster than the client reads them: stop taking
             // requests until they are out (a pipelining client is slowed down,
@@ -203,15 +201,41 @@ final class Connection: RPCPeer {
             // thousands of subscribers, that second pass over connections
             // no longer in cache cost as much as the writes' own work. A
             // pipelining client's later answers still leave together.
-            if let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
+            if queued.isEmpty, let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
                 lastDirectWriteTurn = turn
-                flush()
+                writeAtOnce(message)
                 return isOpen
             }
             isFlushScheduled = true
             flushQueue.schedule(self)
         }
+        message.withUnsafeBytes { queued.append($0) }
+        queued.append(Self.newlineBytes)
         return true
+    }
+
+    /// Writes `message` and its newline from the caller's bytes, copying only
+    /// what the socket does not take: one notification sent to thousands of
+    /// subscribers is then never copied into their buffers.
+    private func writeAtOnce(_ message: [UInt8]) {
+        do {
+            let written = try message.withUnsafeBytes { bytes throws(UVError) in
+                try pipe.tryWrite(bytes, Self.newlineBytes)
+            }
+            bytesHanded += written
+            if written == message.count + 1 {
+                drained()
+                return
+            }
+            if written < message.count {
+                message.withUnsafeBytes { queued.append(UnsafeRawBufferPointer(rebasing: $0[written...])) }
+            }
+            queued.append(Self.newlineBytes)
+            flush()
+        } catch {
+            logger.debug("Connection write failed", metadata: ["error": "\(error)"])
+            close()
+        }
     }
 
     /// Sends one error line with a null id, then closes once it is written:
