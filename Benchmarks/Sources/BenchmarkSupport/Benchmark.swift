@@ -18,10 +18,13 @@ public struct Benchmark: Sendable {
 /// Runs benchmarks and prints one JSON object per line:
 /// `{"name":…,"anchor":…,"nsPerOp":…,"iterations":…}`.
 ///
-/// Each benchmark is run until it has taken at least `minimumTime`, in
-/// `rounds` rounds; the reported figure is the median round. Shared, noisy
-/// machines make single timings meaningless; ratios against an anchor
-/// measured in the same run are what the report compares.
+/// Each benchmark is run in `rounds` rounds of at least `minimumRoundTime`;
+/// the reported figure is the median round. Shared, noisy machines make
+/// single timings meaningless; ratios against an anchor measured in the same
+/// run are what the report compares. The rounds of all benchmarks are taken
+/// in turn (round 1 of each, then round 2 of each…), so that a busy spell on
+/// the machine slows a benchmark and its anchor alike instead of whichever
+/// was being measured then.
 public struct BenchmarkRunner {
     public var rounds = 7
     public var minimumRoundTime: Duration = .milliseconds(60)
@@ -45,34 +48,34 @@ public struct BenchmarkRunner {
             for benchmark in benchmarks { print(benchmark.name) }
             return
         }
-        for benchmark in benchmarks {
-            let (nsPerOp, iterations) = measure(benchmark)
+        let iterations = benchmarks.map(calibrate)
+        var samples = Array(repeating: [Double](), count: benchmarks.count)
+        for _ in 0..<rounds {
+            for (index, benchmark) in benchmarks.enumerated() {
+                let elapsed = time { benchmark.run(iterations[index]) }
+                samples[index].append(nanoseconds(elapsed) / Double(iterations[index]))
+            }
+        }
+        for (index, benchmark) in benchmarks.enumerated() {
+            let sorted = samples[index].sorted()
             var fields = [
                 "\"name\":\"\(benchmark.name)\"",
-                "\"nsPerOp\":\(String(format: "%.2f", nsPerOp))",
-                "\"iterations\":\(iterations)",
+                "\"nsPerOp\":\(String(format: "%.2f", sorted[sorted.count / 2]))",
+                "\"iterations\":\(iterations[index])",
             ]
             if let anchor = benchmark.anchor { fields.append("\"anchor\":\"\(anchor)\"") }
             print("{" + fields.joined(separator: ",") + "}")
-            fflush(nil)
         }
     }
 
-    func measure(_ benchmark: Benchmark) -> (nsPerOp: Double, iterations: Int) {
-        // Warm up and find an iteration count that fills a round.
+    /// Warms `benchmark` up and finds the iteration count that fills a round.
+    func calibrate(_ benchmark: Benchmark) -> Int {
         var iterations = 1
         while true {
             let elapsed = time { benchmark.run(iterations) }
-            if elapsed >= minimumRoundTime || iterations >= 1 << 26 { break }
+            if elapsed >= minimumRoundTime || iterations >= 1 << 26 { return iterations }
             iterations *= 2
         }
-        var samples: [Double] = []
-        for _ in 0..<rounds {
-            let elapsed = time { benchmark.run(iterations) }
-            samples.append(nanoseconds(elapsed) / Double(iterations))
-        }
-        samples.sort()
-        return (samples[samples.count / 2], iterations)
     }
 
     func time(_ body: () -> Void) -> Duration {
