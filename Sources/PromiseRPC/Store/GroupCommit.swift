@@ -80,7 +80,7 @@ public final class GroupCommit {
         self.logger = logger
     }
 
-    /// Notes that promise `id` changed (or is gone), to be written in the next batch.
+    /// Notes that promise `id` changed, to be written as it then is in the next batch.
     func touch(_ id: String) {
         if dirtySet.insert(id).inserted { dirty.append(id) }
         changed()
