@@ -86,7 +86,7 @@ struct RecordJSONTests {
         let answers = try #require(peer.takeMessages().last?.arrayValue)
         #expect(answers.map { $0["id"] } == [1, 2, 3])
         #expect(answers[0]["result"]?["state"] == "pending")
-        #expect(answers[1]["error"]?["code"] != nil)
+        #expect(answers[1]["error"]?["code"] == -32001)
         #expect(answers[2]["result"]?["value"] == "done")
     }
 }

@@ -257,12 +257,15 @@ struct RegistryDurabilityTests {
         store.failCommits = PromiseStoreError("disk full")
         harness.send(#"[{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"lost"}},"#
             + #"{"jsonrpc":"2.0","id":2,"method":"get","params":{"id":"kept"}},"#
-            + #"{"jsonrpc":"2.0","id":3,"method":"get","params":{"id":"missing"}}]"#, from: peer)
+            + #"{"jsonrpc":"2.0","id":3,"method":"get","params":{"id":"missing"}},"#
+            + #"{"jsonrpc":"2.0","id":4,"method":"then","params":{"id":"kept","childId":"child"}}]"#, from: peer)
         let answers = try #require(peer.takeMessages().last?.arrayValue)
-        #expect(answers.map { $0["id"] } == [1, 2, 3])
+        #expect(answers.map { $0["id"] } == [1, 2, 3, 4])
         #expect(answers[0]["error"]?["code"] == -32603)
         #expect(answers[1]["error"]?["code"] == -32603)
         #expect(answers[2]["error"]?["code"] == -32001)
+        // A result that is not a record (then's) is refused the same way.
+        #expect(answers[3]["error"]?["code"] == -32603)
         #expect(answers.allSatisfy { $0["result"] == nil })
         #expect(store["lost"] == nil)
     }

@@ -195,6 +195,12 @@ final class ServerTestClient {
         Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
+    /// Shuts down the reading side: the server's writes to it fail (EPIPE),
+    /// while it still reads what this client sends.
+    func shutdownRead() {
+        Glibc.shutdown(fd, Int32(SHUT_RD))
+    }
+
     func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1

@@ -236,6 +236,21 @@ struct ServerTests {
         #expect(try client.readLine() == "tail")
     }
 
+    @Test("a client that takes no more answers makes the write fail: it is closed, and others are still served")
+    func writeToClientThatStoppedReading() throws {
+        let harness = try ServerHarness()
+        defer { harness.shutDown() }
+        let gone = try harness.connect()
+        let other = try harness.connect()
+        gone.shutdownRead()
+        try gone.send("unwanted")
+        #expect(serverWaitUntil { harness.events.value.closed.count == 1 })
+        #expect(harness.events.value.lines == ["unwanted"])
+        try other.send("still here")
+        #expect(try other.readLine() == "still here")
+        #expect(harness.events.value.closed.count == 1)
+    }
+
     @Test("a client that closes without waiting is noticed and closed")
     func clientGoneAtOnce() throws {
         let harness = try ServerHarness()

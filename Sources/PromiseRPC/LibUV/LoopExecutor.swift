@@ -44,7 +44,7 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
         // One wake-up per batch. Sent under the lock so that `shutDown()`
         // cannot free the handle between the check and the send.
         guard queue.count == 1 else { return }
-        if let loopThread, pthread_equal(loopThread, pthread_self()) != 0 {
+        if Self.isCurrent(loopThread) {
             drainSoon?.start()
         } else if let wakeUp {
             uv_async_send(wakeUp)
@@ -56,8 +56,12 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
         lock.lock()
         let loopThread = self.loopThread
         lock.unlock()
-        guard let loopThread else { return false }
-        return pthread_equal(loopThread, pthread_self()) != 0
+        return Self.isCurrent(loopThread)
+    }
+
+    private static func isCurrent(_ thread: pthread_t?) -> Bool {
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
     }
 
     /// Connects the executor to its loop's wake-up handle, and to the idle

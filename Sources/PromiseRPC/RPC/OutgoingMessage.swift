@@ -43,23 +43,14 @@ enum OutgoingMessage {
     /// answer carrying `error` (for changes the store could not write).
     func refusingResults(_ error: RPCError) -> OutgoingMessage {
         switch self {
-        case .json(let message):
-            .json(Self.refusingResults(message, error))
+        case .json(.object(let members)) where members["result"] != nil:
+            .json(JSONRPCResponse.error(members["id"] ?? .null, error))
+        case .json:
+            self
         case .recordResult(let id, _):
             .json(JSONRPCResponse.error(id, error))
         case .batch(let answers):
             .batch(answers.map { $0.refusingResults(error) })
-        }
-    }
-
-    private static func refusingResults(_ message: JSONValue, _ error: RPCError) -> JSONValue {
-        switch message {
-        case .array(let answers):
-            .array(answers.map { refusingResults($0, error) })
-        case .object(let members) where members["result"] != nil:
-            JSONRPCResponse.error(members["id"] ?? .null, error)
-        default:
-            message
         }
     }
 }

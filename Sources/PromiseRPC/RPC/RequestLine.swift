@@ -99,19 +99,14 @@ extension JSONRPCEnvelope {
 
         /// The member whose name is `raw`, compared byte for byte.
         init?(_ raw: UnsafeBufferPointer<UInt8>) {
-            let candidate: Member
+            // Picked by length, then compared: no `String` is made per key.
+            let (candidate, name): (Member, StaticString)
             switch raw.count {
-            case 2: candidate = .id
-            case 7: candidate = .jsonrpc
-            case 6 where raw[0] == UInt8(ascii: "m"): candidate = .method
-            case 6: candidate = .params
+            case 2: (candidate, name) = (.id, "id")
+            case 7: (candidate, name) = (.jsonrpc, "jsonrpc")
+            case 6 where raw[0] == UInt8(ascii: "m"): (candidate, name) = (.method, "method")
+            case 6: (candidate, name) = (.params, "params")
             default: return nil
-            }
-            let name: StaticString = switch candidate {
-            case .id: "id"
-            case .jsonrpc: "jsonrpc"
-            case .method: "method"
-            case .params: "params"
             }
             for offset in 0..<raw.count where name.utf8Start[offset] != raw[offset] { return nil }
             self = candidate

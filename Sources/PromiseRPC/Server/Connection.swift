@@ -6,13 +6,13 @@ import Logging
 /// per line, in order. A line over `DaemonLimits.maxLineBytes` gets one
 /// -32004 error line, then the connection closes once that line is written.
 ///
-/// Writing never blocks the loop: ``send(_:)`` appends the message and a
-/// newline to the connection's output buffer. The first message since the
-/// ``FlushQueue`` last ran is written at once; later ones wait, and the queue
-/// writes them together before the loop next sleeps. A write is
-/// `uv_try_write` first, and what the socket does not take goes in one
-/// `uv_write`; whatever is sent while that
-/// write is in flight leaves in one write when it completes. When more than
+/// Writing never blocks the loop. The first message ``send(_:)`` gets since
+/// the ``FlushQueue`` last ran is written at once, from the caller's bytes;
+/// later ones are appended (with their newline) to the connection's output
+/// buffer, and the queue writes them together before the loop next sleeps.
+/// A write is `uv_try_write` first, and what the socket does not take goes
+/// in one `uv_write`; whatever is sent while that write is in flight leaves
+/// in one write when it completes. When more than
 /// `DaemonLimits.maxOutputBufferBytes` are already waiting at the time of a
 /// send, the client is not reading: it is cut off (closed, logged). One
 /// answer larger than the limit is still accepted for a client that reads,
