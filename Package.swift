@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "PromiseRPC",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

@@ -109,18 +109,7 @@ public final class SQLitePromiseStore: PromiseStore {
     public func commit(_ batch: StoreBatch) throws {
         guard !batch.isEmpty else { return }
         do {
-            try database.write { db in
-                let delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE sequence = ? AND id = ?")
-                for deletion in batch.deletions {
-                    try delete.execute(arguments: [deletion.sequence, deletion.id])
-                }
-                let upsert = try db.cachedStatement(
-                    sql: "INSERT OR REPLACE INTO promises (sequence, id, doc) VALUES (?, ?, ?)")
-                for promise in batch.upserts {
-                    let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)
-                    try upsert.execute(arguments: [promise.sequence, promise.id, doc])
-                }
-            }
+            try database.writeWithoutTransaction { db in try SQLiteBatchWriter(db).write(batch) }
         } catch {
             throw PromiseStoreError("cannot write to the promise store \(path): \(Self.reason(error))")
         }
@@ -161,6 +150,9 @@ public final class SQLitePromiseStore: PromiseStore {
     /// SQLite's own words ("database or disk is full") rather than GRDB's
     /// description, which repeats the SQL statement and its arguments.
     private static func reason(_ error: any Error) -> String {
+        if let error = error as? SQLiteBatchWriter.Failure {
+            return error.message
+        }
         if let error = error as? DatabaseError {
             return error.message ?? "SQLite error \(error.resultCode.rawValue)"
         }

@@ -99,6 +99,31 @@ struct SQLitePromiseStoreTests {
         }
     }
 
+    @Test("ids and documents are stored as text, byte for byte, an empty id included, and deletions find them")
+    func storesTextByteForByte() throws {
+        try withTemporaryDirectory { directory in
+            let empty = StoredPromise(id: "", sequence: 1, kind: "created", created: 0)
+            let path: String
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(upserts: [empty, fullPromise, barePromise]))
+                try store.commit(StoreBatch(deletions: [empty.deletion, fullPromise.deletion]))
+                #expect(try store.load() == [barePromise])
+                try store.commit(StoreBatch(upserts: [empty, fullPromise]))
+                path = store.path
+            }
+            let rows = try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT id, typeof(id), doc, typeof(doc) FROM promises ORDER BY sequence")
+            }
+            #expect(rows.map { $0[0] as String } == ["", fullPromise.id, barePromise.id])
+            #expect(rows.map { $0[1] as String } == ["text", "text", "text"])
+            #expect(rows.map { $0[2] as String } == [empty, fullPromise, barePromise].map {
+                String(decoding: $0.serializedJSON(), as: UTF8.self)
+            })
+            #expect(rows.map { $0[3] as String } == ["text", "text", "text"])
+        }
+    }
+
     @Test("a store holding one id twice fails to load, naming the id")
     func duplicateIdFailsLoad() throws {
         try withTemporaryDirectory { directory in
