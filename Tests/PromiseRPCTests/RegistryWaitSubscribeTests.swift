@@ -1,4 +1,4 @@
-import PromiseRPC
+@testable import PromiseRPC
 import Testing
 
 @Suite("Registry: wait, subscribe, unsubscribe")
@@ -287,6 +287,49 @@ struct RegistryWaitSubscribeTests {
         #expect(harness.call("unsubscribe", ["ids": ["a"]], from: peer) == ["unsubscribed": 0])
         #expect(harness.call("subscribe", ["ids": ["b"]], from: peer) == ["subscribed": 1])
         #expect(JSONValue.notifications("settled", in: peer.messages).count == 1)
+    }
+
+    @Test("an ended subscription's id, forgotten and made again, can be subscribed to again and is told once more")
+    func endedSubscriptionRenewed() {
+        var limits = DaemonLimits()
+        limits.maxSubscriptionsPerConnection = 1
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "a"], from: peer)
+        #expect(harness.call("subscribe", ["ids": ["a"]], from: peer) == ["subscribed": 1])
+        harness.call("resolve", ["id": "a", "value": 1], from: peer)
+        harness.call("forget", ["ids": ["a"]], from: peer)
+        harness.call("create", ["id": "a"], from: peer)
+        #expect(harness.call("subscribe", ["ids": ["a"]], from: peer) == ["subscribed": 1])
+        #expect(harness.errorCode("subscribe", ["ids": ["b"]], from: peer) == -32004)
+        harness.call("resolve", ["id": "a", "value": 2], from: peer)
+        let settled = JSONValue.notifications("settled", in: peer.messages)
+        #expect(settled.map { $0["params"]?["value"] } == [1, 2])
+        #expect(harness.call("unsubscribe", ["ids": ["a"]], from: peer) == ["unsubscribed": 0])
+        #expect(harness.call("subscribe", ["ids": ["b"]], from: peer) == ["subscribed": 1])
+        #expect(harness.errorCode("subscribe", ["ids": ["c"]], from: peer) == -32004)
+    }
+
+    @Test("a connection whose subscriptions keep ending can always fill its limit again, and keeps few ended ids")
+    func endedSubscriptionsFreeTheirSlots() throws {
+        var limits = DaemonLimits()
+        limits.maxSubscriptionsPerConnection = 100
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        for round in 0..<5 {
+            let ids = (0..<100).map { JSONValue.string("r\(round).\($0)") }
+            for id in ids { harness.call("create", ["id": id], from: peer) }
+            #expect(harness.call("subscribe", ["ids": .array(ids)], from: peer) == ["subscribed": 100])
+            #expect(harness.errorCode("subscribe", ["ids": ["one-more"]], from: peer) == -32004)
+            for id in ids { harness.call("resolve", ["id": id], from: peer) }
+        }
+        #expect(JSONValue.notifications("settled", in: peer.messages).count == 500)
+        let session = try #require(harness.registry.sessions[peer.connectionID])
+        #expect(session.subscriptionCount == 0)
+        // Ended ids are dropped once they outnumber the live ones and 64.
+        #expect(session.subscribedIDs.count <= 64)
+        harness.close(peer)
+        #expect(harness.registry.subscribers.isEmpty)
     }
 
     @Test("maxSubscriptionsPerConnection bounds subscribe with -32004, adding none of the ids")

@@ -56,24 +56,25 @@ extension Registry {
         var distinct: [String] = []
         var seen: Set<String> = []
         for id in ids where seen.insert(id).inserted { distinct.append(id) }
+        let connectionID = call.connectionID
         let settledNow = distinct.filter { id in
             guard let entry = entries[id] else { return false }
             // Already subscribed: its pending `settled` is on its way from `didSettle`.
-            return !entry.isPending && !session.subscriptions.contains(id)
+            return !entry.isPending && !isSubscribed(connectionID, to: id)
         }
-        let added = distinct.count(where: { !session.subscriptions.contains($0) }) - settledNow.count
-        guard session.subscriptions.count + added <= limits.maxSubscriptionsPerConnection else {
+        let added = distinct.count(where: { !isSubscribed(connectionID, to: $0) }) - settledNow.count
+        guard session.subscriptionCount + added <= limits.maxSubscriptionsPerConnection else {
             throw RPCError(
                 .limitExceeded,
                 "too many subscriptions on this connection (limit \(limits.maxSubscriptionsPerConnection))",
                 data: ["limit": "maxSubscriptionsPerConnection", "value": .int(limits.maxSubscriptionsPerConnection)])
         }
         let now = Set(settledNow)
-        for id in distinct where !now.contains(id) {
-            if session.subscriptions.insert(id).inserted {
-                subscribers[id, default: [:]][call.connectionID] = session
-                if let entry = entries[id] { observeProgress(entry) }
-            }
+        for id in distinct where !now.contains(id) && !isSubscribed(connectionID, to: id) {
+            // An ended subscription to the same id comes back to life.
+            if !session.subscribedIDs.insert(id).inserted { session.endedSubscriptions -= 1 }
+            subscribers[id, default: [:]][connectionID] = session
+            if let entry = entries[id] { observeProgress(entry) }
         }
         for id in settledNow {
             guard let entry = entries[id] else { continue }
@@ -89,9 +90,13 @@ extension Registry {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
         var removed = 0
-        for id in ids where session.subscriptions.remove(id) != nil {
-            removeSubscriber(call.connectionID, from: id)
-            removed += 1
+        for id in ids where session.subscribedIDs.remove(id) != nil {
+            if isSubscribed(call.connectionID, to: id) {
+                removeSubscriber(call.connectionID, from: id)
+                removed += 1
+            } else {
+                session.endedSubscriptions -= 1
+            }
         }
         return ["unsubscribed": .int(removed)]
     }

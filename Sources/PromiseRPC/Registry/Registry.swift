@@ -98,7 +98,7 @@ public final class Registry {
     /// removed, and the pending promises it leased are rejected.
     func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
-        for id in session.subscriptions {
+        for id in session.subscribedIDs {
             removeSubscriber(connectionID, from: id)
         }
         for waiter in session.waiters.values {
@@ -284,8 +284,11 @@ public final class Registry {
         }
         if !subscribers.isEmpty, let subscribed = subscribers.removeValue(forKey: entry.id) {
             let notification = settledNotification(entry)
-            for session in subscribed.values {
-                session.subscriptions.remove(entry.id)
+            for (connectionID, session) in subscribed {
+                session.endedSubscriptions += 1
+                if session.endedSubscriptions > max(64, session.subscriptionCount) {
+                    dropEndedSubscriptions(of: session, connectionID)
+                }
                 session.push(serialized: notification)
             }
         }
@@ -318,6 +321,18 @@ public final class Registry {
         for session in subscribed.values {
             session.push(serialized: notification)
         }
+    }
+
+    /// Whether connection `connectionID` is subscribed to `id` now.
+    func isSubscribed(_ connectionID: UInt64, to id: String) -> Bool {
+        subscribers[id]?[connectionID] != nil
+    }
+
+    /// Forgets the ended ids of `session` at once: each call keeps at most
+    /// as many ids as it drops, so the work per settlement stays constant.
+    func dropEndedSubscriptions(of session: RegistrySession, _ connectionID: UInt64) {
+        session.subscribedIDs = session.subscribedIDs.filter { isSubscribed(connectionID, to: $0) }
+        session.endedSubscriptions = 0
     }
 
     func removeSubscriber(_ connectionID: UInt64, from id: String) {
