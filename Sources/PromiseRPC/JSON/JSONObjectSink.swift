@@ -89,10 +89,10 @@ struct JSONObjectWriter: JSONObjectSink {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    /// A member whose value is JSON text already.
-    mutating func json(_ key: StaticString, _ text: [UInt8]) {
+    /// A member whose value `writeValue` appends as JSON text.
+    mutating func json(_ key: StaticString, _ writeValue: (inout [UInt8]) -> Void) {
         self.key(key)
-        bytes.append(contentsOf: text)
+        writeValue(&bytes)
     }
 
     /// The separator and `"key":`, in one append: five appends, each

@@ -64,18 +64,19 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        // Members are gathered first and hashed into a dictionary of the
-        // right size once: inserting one by one regrew it (and rehashed every
-        // key) at the 2nd, 3rd and 5th member.
-        var members: [(String, JSONValue)] = []
-        members.reserveCapacity(4)
+        // Room for the members of most requests' params (one to three) from
+        // the start: an empty dictionary regrew, rehashing every key, at the
+        // 2nd and 3rd member, and gathering the members in an array first
+        // cost an allocation of its own. Not more room: parsed values are
+        // kept in records, and four buckets cost a small object little.
+        var members: [String: JSONValue] = Dictionary(minimumCapacity: 3)
         try parseMembers { parser throws(JSONParseError) in
             try parser.parseString()
         } value: { parser, key throws(JSONParseError) in
-            members.append((key, try parser.parseValue()))
+            // A repeated key keeps its last value.
+            members[key] = try parser.parseValue()
         }
-        // A repeated key keeps its last value.
-        return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+        return .object(members)
     }
 
     /// Walks the object that starts here, member by member: `key` reads a

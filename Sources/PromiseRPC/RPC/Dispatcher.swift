@@ -102,7 +102,7 @@ public final class Dispatcher: RPCHandler {
             let reply = try route(request.method, RPCParams(request.params), call)
             switch (id, reply) {
             case (let id?, .value(let result)?): answer(.json(JSONRPCResponse.result(id, result)))
-            case (let id?, .record(let entry)?): answer(.recordResult(id: id, record: registry.recordJSON(entry)))
+            case (let id?, .record(let entry)?): answer(.recordResult(id: id) { registry.writeRecord(entry, into: &$0) })
             default: break
             }
         } catch let error as RPCError {

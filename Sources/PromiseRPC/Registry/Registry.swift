@@ -238,21 +238,19 @@ public final class Registry {
         entry.record(now: now())
     }
 
-    /// The record of `entry`, now, as JSON text.
-    func recordJSON(_ entry: RemotePromise) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(192)
+    /// Appends the record of `entry`, now, to `out` as JSON text.
+    func writeRecord(_ entry: RemotePromise, into out: inout [UInt8]) {
         entry.writeRecord(now: now(), into: &out)
-        return out
     }
 
     /// The `settled` notification of `entry`, its record written as text.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(OutgoingMessage.recordMessageCapacity)
         JSONObjectWriter.append(to: &out) { object in
             object.string("jsonrpc", "2.0")
             object.string("method", "settled")
-            object.json("params", recordJSON(entry))
+            object.json("params") { writeRecord(entry, into: &$0) }
         }
         return out
     }
