@@ -1,13 +1,65 @@
 import Foundation
 import Synchronization
 
-/// Pairs per second and latency per pair, over every client.
+/// Pairs per second and latency per pair, over every client and every
+/// round of one subject.
 struct RoundTripResult {
     let clients: Int
-    let pairs: Int
-    let pairsPerSecond: Double
-    let p50Microseconds: Double
-    let p99Microseconds: Double
+    /// Nanoseconds per counted pair.
+    private(set) var latencies: [UInt64] = []
+    /// Time counted, from the end of each warm-up until its last client stopped.
+    private(set) var seconds = 0.0
+
+    init(clients: Int, latencies: [UInt64] = [], seconds: Double = 0) {
+        self.clients = clients
+        self.latencies = latencies
+        self.seconds = seconds
+    }
+
+    /// Counts another round of the same subject.
+    mutating func add(_ round: RoundTripResult) {
+        latencies += round.latencies
+        seconds += round.seconds
+    }
+
+    var pairs: Int { latencies.count }
+    var pairsPerSecond: Double { seconds > 0 ? Double(pairs) / seconds : 0 }
+    var p50Microseconds: Double { percentile(0.50) }
+    var p99Microseconds: Double { percentile(0.99) }
+
+    private func percentile(_ p: Double) -> Double {
+        guard !latencies.isEmpty else { return 0 }
+        let sorted = latencies.sorted()
+        return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000
+    }
+}
+
+/// Measures each of `subjects` in `rounds` slices of `duration / rounds`,
+/// taken in turn (a round of each, then the next round of each): on a
+/// shared machine a busy spell then slows every side of a comparison, not
+/// just the one that happened to run during it. Run once each, the 50-client
+/// ratio against Redis swung from 0.78x to 1.21x between back-to-back runs.
+///
+/// Each subject makes a session per client, numbered from 0 and on across
+/// rounds. Returns one result per subject, in `subjects`' order.
+func measureRoundTripsInTurn(
+    _ subjects: [@Sendable (Int) throws -> (Int) throws -> Void],
+    clients: Int,
+    rounds: Int = 4,
+    warmUp: Duration = .milliseconds(150),
+    duration: Duration
+) throws -> [RoundTripResult] {
+    var results = subjects.map { _ in RoundTripResult(clients: clients) }
+    for round in 0..<rounds {
+        for (index, makeSession) in subjects.enumerated() {
+            // Clients are numbered on across rounds: sessions name what they
+            // make after their client, and each round's names must be new.
+            results[index].add(try measureRoundTrips(
+                clients: clients, warmUp: warmUp, duration: duration / rounds
+            ) { client in try makeSession(round * clients + client) })
+        }
+    }
+    return results
 }
 
 /// Runs `clients` threads, each with its own connection, doing one pair
@@ -71,17 +123,12 @@ func measureRoundTrips(
     let elapsed = ContinuousClock.now - (start + warmUp)
     if let failure = failures.withLock({ $0.first }) { throw SocketError(message: failure) }
 
-    var all = latencies.withLock { $0.flatMap { $0 } }
-    all.sort()
-    guard !all.isEmpty else { throw SocketError(message: "no pair completed") }
-    func percentile(_ p: Double) -> Double {
-        Double(all[min(all.count - 1, Int(Double(all.count) * p))]) / 1000
-    }
     // A pair started just before the end finishes after it: count the time
     // until the last client stopped, not the nominal duration.
     let (seconds, attoseconds) = elapsed.components
-    let elapsedSeconds = Double(seconds) + Double(attoseconds) / 1e18
-    return RoundTripResult(
-        clients: clients, pairs: all.count, pairsPerSecond: Double(all.count) / elapsedSeconds,
-        p50Microseconds: percentile(0.50), p99Microseconds: percentile(0.99))
+    let result = RoundTripResult(
+        clients: clients, latencies: latencies.withLock { $0.flatMap { $0 } },
+        seconds: Double(seconds) + Double(attoseconds) / 1e18)
+    guard result.pairs > 0 else { throw SocketError(message: "no pair completed") }
+    return result
 }

@@ -75,10 +75,16 @@ func executablePath(_ command: String) -> String? {
     return nil
 }
 
-/// Raises the soft limit on open files to the hard limit; returns it.
+/// Raises the soft limit on open files to the hard limit (for root, both to
+/// at least 65,536); returns the soft limit.
 func raiseOpenFileLimit() -> Int {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+    // Fan-out holds 20,000 sockets here; only root may raise the hard limit.
+    var raised = limit
+    raised.rlim_max = max(limit.rlim_max, 65536)
+    raised.rlim_cur = raised.rlim_max
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(clamping: raised.rlim_cur) }
     limit.rlim_cur = limit.rlim_max
     _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

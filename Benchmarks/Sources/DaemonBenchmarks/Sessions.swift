@@ -5,6 +5,22 @@ import Glibc
 
 private let errorMarker = Array("\"error\":{".utf8)
 
+/// A session's connection, closed when the session is dropped: rounds taken
+/// in turn open a connection per client per round.
+private final class SessionSocket {
+    let fd: Int32
+    let reader: BufferedReader
+
+    init(path: String) throws {
+        fd = try connectUnix(path)
+        reader = BufferedReader(fd: fd)
+    }
+
+    deinit {
+        close(fd)
+    }
+}
+
 /// The JSON-RPC lines of pair `index` of `client` (a tag unique in the run):
 /// create, then resolve.
 func promisedPairLines(client: String, index: Int) -> (create: [UInt8], resolve: [UInt8]) {
@@ -15,9 +31,9 @@ func promisedPairLines(client: String, index: Int) -> (create: [UInt8], resolve:
 }
 
 func echoSession(path: String, client: String) throws -> (Int) throws -> Void {
-    let fd = try connectUnix(path)
-    let reader = BufferedReader(fd: fd)
+    let socket = try SessionSocket(path: path)
     return { index in
+        let (fd, reader) = (socket.fd, socket.reader)
         let (create, resolve) = promisedPairLines(client: client, index: index)
         try writeAll(fd, create)
         _ = try reader.readLine()
@@ -27,9 +43,9 @@ func echoSession(path: String, client: String) throws -> (Int) throws -> Void {
 }
 
 func promisedSession(path: String, client: String) throws -> (Int) throws -> Void {
-    let fd = try connectUnix(path)
-    let reader = BufferedReader(fd: fd)
+    let socket = try SessionSocket(path: path)
     return { index in
+        let (fd, reader) = (socket.fd, socket.reader)
         let (create, resolve) = promisedPairLines(client: client, index: index)
         try writeAll(fd, create)
         let created = try reader.readLine()
@@ -46,9 +62,9 @@ func promisedSession(path: String, client: String) throws -> (Int) throws -> Voi
 
 /// SET then PUBLISH: store the value, then tell whoever listens.
 func redisSession(path: String, client: String) throws -> (Int) throws -> Void {
-    let fd = try connectUnix(path)
-    let reader = BufferedReader(fd: fd)
+    let socket = try SessionSocket(path: path)
     return { index in
+        let (fd, reader) = (socket.fd, socket.reader)
         let key = "c\(client)-\(index)"
         try writeAll(fd, RESP.command(["SET", key, "1"]))
         let set = try RESP.read(from: reader)
@@ -62,9 +78,9 @@ func redisSession(path: String, client: String) throws -> (Int) throws -> Void {
 /// `batch` pairs at once: one batch line of `batch` creates, then one of
 /// `batch` resolves — the throughput of settling, not of one round trip.
 func promisedBatchSession(path: String, client: String, batch: Int) throws -> (Int) throws -> Void {
-    let fd = try connectUnix(path)
-    let reader = BufferedReader(fd: fd)
+    let socket = try SessionSocket(path: path)
     return { index in
+        let (fd, reader) = (socket.fd, socket.reader)
         var creates: [[UInt8]] = []
         var resolves: [[UInt8]] = []
         for member in 0..<batch {

@@ -32,8 +32,8 @@ if redisPath == nil { note("redis-server not found: Redis figures are left out")
 let seconds = Double(option("--seconds") ?? "2.5") ?? 2.5
 let clientCounts = (option("--clients") ?? "1,50").split(separator: ",").compactMap { Int($0) }
 let openFiles = raiseOpenFileLimit()
-// The daemon and this process each hold one socket per subscriber.
-let subscribers = min(Int(option("--subscribers") ?? "10000") ?? 10000, openFiles - 256)
+// This process holds a socket per subscriber of both promised and Redis.
+let subscribers = min(Int(option("--subscribers") ?? "10000") ?? 10000, (openFiles - 256) / 2)
 let promiseCount = Int(option("--promises") ?? "1000000") ?? 1_000_000
 let only = option("--only")
 func wanted(_ section: String) -> Bool { only == nil || only == section }
@@ -97,9 +97,8 @@ func run() throws {
             subjects.append(("promised", { [path = promised.socketPath] in
                 try promisedSession(path: path, client: "\(clients).\($0)")
             }))
-            for (subject, session) in subjects {
-                let result = try measureRoundTrips(
-                    clients: clients, warmUp: .milliseconds(300), duration: .seconds(seconds), makeSession: session)
+            let results = try measureRoundTripsInTurn(subjects.map(\.1), clients: clients, duration: .seconds(seconds))
+            for ((subject, _), result) in zip(subjects, results) {
                 let prefix = "daemon.c\(clients)"
                 let anchor = subject == "promised" && redis != nil ? "redis" : nil
                 let floor = subject == "echo" ? nil : "echo"
@@ -117,64 +116,19 @@ func run() throws {
         }
     }
 
-    // 5. Fan-out: one settlement, `subscribers` connections told.
+    // 5. Fan-out: one settlement, `subscribers` connections told, in rounds
+    // taken in turn by promised and Redis (as the round trips are).
     if wanted("fanout") && subscribers > 0 {
         let rounds = 5
+        let promisedFanOut = try PromisedFanOut(path: promised.socketPath, subscribers: subscribers, rounds: rounds)
+        defer { promisedFanOut.close() }
+        let redisFanOut = try redis.map { try RedisFanOut(path: $0.socketPath, subscribers: subscribers) }
+        defer { redisFanOut?.close() }
         var promisedTimes: [Double] = []
-        do {
-            let control = try connectUnix(promised.socketPath)
-            defer { close(control) }
-            for round in 0..<rounds {
-                try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"c\#(round)","method":"create","params":{"id":"fan-\#(round)"}}"#.utf8) + [10])
-                _ = try readReply(control)
-            }
-            var fds: [Int32] = []
-            defer { fds.forEach { close($0) } }
-            for _ in 0..<subscribers { fds.append(try connectUnix(promised.socketPath)) }
-            for round in 0..<rounds {
-                let subscribe = Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["fan-\#(round)"]}}"#.utf8) + [10]
-                for fd in fds { try writeAll(fd, subscribe) }
-                for fd in fds {
-                    let answer = try readReply(fd)
-                    guard answer.contains(bytes: Array("\"subscribed\":1".utf8)) else {
-                        throw SocketError(message: "subscribe: \(String(decoding: answer, as: UTF8.self))")
-                    }
-                }
-                let elapsed = try measureFanOut(fds: fds, expectedBytes: 0, untilNewline: true) {
-                    try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"r","method":"resolve","params":{"id":"fan-\#(round)","value":1}}"#.utf8) + [10])
-                }
-                _ = try readReply(control)
-                promisedTimes.append(milliseconds(elapsed))
-            }
-        }
         var redisTimes: [Double] = []
-        if let redis {
-            let control = try connectUnix(redis.socketPath)
-            defer { close(control) }
-            var fds: [Int32] = []
-            defer { fds.forEach { close($0) } }
-            for _ in 0..<subscribers { fds.append(try connectUnix(redis.socketPath)) }
-            let subscribe = RESP.command(["SUBSCRIBE", "fan"])
-            let confirmation = Array("*3\r\n$9\r\nsubscribe\r\n$3\r\nfan\r\n:1\r\n".utf8)
-            for fd in fds { try writeAll(fd, subscribe) }
-            for fd in fds {
-                let answer = try readReply(fd, count: confirmation.count)
-                guard answer == confirmation else {
-                    throw SocketError(message: "SUBSCRIBE: \(String(decoding: answer, as: UTF8.self))")
-                }
-            }
-            let reader = BufferedReader(fd: control)
-            for _ in 0..<rounds {
-                let elapsed = try measureFanOut(
-                    fds: fds, expectedBytes: RESP.pushedMessage(channel: "fan", message: "1").count,
-                    untilNewline: false
-                ) {
-                    try writeAll(control, RESP.command(["PUBLISH", "fan", "1"]))
-                }
-                let told = try RESP.read(from: reader)
-                guard told == .integer(subscribers) else { throw SocketError(message: "PUBLISH: \(told)") }
-                redisTimes.append(milliseconds(elapsed))
-            }
+        for round in 0..<rounds {
+            promisedTimes.append(milliseconds(try promisedFanOut.measure(round: round)))
+            if let redisFanOut { redisTimes.append(milliseconds(try redisFanOut.measure())) }
         }
         let name = "daemon.fanout\(subscribers)"
         emit("\(name).promised.lastSubscriber", median(promisedTimes), "ms", better: "lower",
@@ -192,10 +146,13 @@ func run() throws {
         defer { durable.stop() }
         for clients in clientCounts {
             let prefix = "daemon.durable.c\(clients)"
-            for (subject, path) in [("inMemory", promised.socketPath), ("durable", durable.socketPath)] {
-                let result = try measureRoundTrips(
-                    clients: clients, warmUp: .milliseconds(300), duration: .seconds(seconds)
-                ) { client in try promisedSession(path: path, client: "d\(clients).\(subject).\(client)") }
+            let subjects = [("inMemory", promised.socketPath), ("durable", durable.socketPath)]
+            let results = try measureRoundTripsInTurn(
+                subjects.map { subject, path in
+                    { client in try promisedSession(path: path, client: "d\(clients).\(subject).\(client)") }
+                },
+                clients: clients, duration: .seconds(seconds))
+            for ((subject, _), result) in zip(subjects, results) {
                 let anchor = subject == "durable" ? "\(prefix).inMemory.settlesPerSecond" : nil
                 emit("\(prefix).\(subject).settlesPerSecond", result.pairsPerSecond, "settles/s", better: "higher",
                      anchor: anchor, extra: ["clients": clients, "pairs": result.pairs])
@@ -206,10 +163,13 @@ func run() throws {
         // Settling throughput: 8 clients, each sending batch lines of 100 creates, then 100 resolves.
         let batch = 100
         let prefix = "daemon.durable.batched"
-        for (subject, path) in [("inMemory", promised.socketPath), ("durable", durable.socketPath)] {
-            let result = try measureRoundTrips(
-                clients: 8, warmUp: .milliseconds(300), duration: .seconds(seconds)
-            ) { client in try promisedBatchSession(path: path, client: "b.\(subject).\(client)", batch: batch) }
+        let subjects = [("inMemory", promised.socketPath), ("durable", durable.socketPath)]
+        let results = try measureRoundTripsInTurn(
+            subjects.map { subject, path in
+                { client in try promisedBatchSession(path: path, client: "b.\(subject).\(client)", batch: batch) }
+            },
+            clients: 8, duration: .seconds(seconds))
+        for ((subject, _), result) in zip(subjects, results) {
             emit("\(prefix).\(subject).settlesPerSecond", result.pairsPerSecond * Double(batch), "settles/s",
                  better: "higher", anchor: subject == "durable" ? "\(prefix).inMemory.settlesPerSecond" : nil,
                  extra: ["clients": 8, "batch": batch])
