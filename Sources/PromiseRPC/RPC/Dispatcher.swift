@@ -53,7 +53,9 @@ public final class Dispatcher: RPCHandler {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
         }
-        switch message {
+        // Consumed: the envelope moves out instead of being copied, each of
+        // its members retained, then released with `message`.
+        switch consume message {
         case .batch(let members):
             handleBatch(members, from: peer)
         case .single(let envelope):
@@ -86,7 +88,7 @@ public final class Dispatcher: RPCHandler {
 
     /// Runs one message. `answer` is called once, now or later, with the
     /// answer message, unless it is a notification. Returns whether it will be.
-    private func process(_ message: JSONRPCEnvelope?, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
+    private func process(_ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
         let request: JSONRPCRequest
         do {
             request = try JSONRPCRequest(message)
@@ -100,10 +102,14 @@ public final class Dispatcher: RPCHandler {
         do {
             try checkDepth(of: request.params)
             let reply = try route(request.method, RPCParams(request.params), call)
-            switch (id, reply) {
-            case (let id?, .value(let result)?): answer(.json(JSONRPCResponse.result(id, result)))
-            case (let id?, .record(let entry)?): answer(.recordResult(id: id) { registry.writeRecord(entry, into: &$0) })
-            default: break
+            // Consumed, not copied into a tuple with the id: that retained
+            // and released every part of the reply.
+            if let id {
+                switch consume reply {
+                case .value(let result)?: answer(.json(JSONRPCResponse.result(id, result)))
+                case .record(let entry)?: answer(.recordResult(id: id) { registry.writeRecord(entry, into: &$0) })
+                case nil: break
+                }
             }
         } catch let error as RPCError {
             if let id { answer(.json(JSONRPCResponse.error(id, error))) }

@@ -33,7 +33,7 @@ public struct JSONRPCRequest: Sendable, Hashable {
 
     /// Checks the envelope of a message; nil stands for a message that is
     /// not an object. Throws as ``init(_:)-(JSONValue)`` does.
-    init(_ envelope: JSONRPCEnvelope?) throws(Rejection) {
+    init(_ envelope: consuming JSONRPCEnvelope?) throws(Rejection) {
         guard let envelope else {
             throw Rejection(id: .null, error: RPCError(.invalidRequest, "a request must be a JSON object"))
         }

@@ -81,7 +81,7 @@ extension JSONParser {
             case nil: break
             }
         }
-        return envelope
+        return consume envelope
     }
 
     /// Reads a key: one of the envelope's, or nil for any other.
