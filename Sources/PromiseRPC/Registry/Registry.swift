@@ -31,24 +31,30 @@ public final class Registry {
     let executor: any Executor
     var logger: Logger
 
-    var entries: [String: RemotePromise] = [:]
+    // The maps and counters every request touches are `@exclusivity(unchecked)`:
+    // they are used on the loop thread only, and no access to one of them
+    // spans a call that could reach it again, so the runtime's check of each
+    // access only cost time (about 90 instructions per access; with
+    // FlushQueue's and LoopExecutor's, 2,000 per create+resolve pair,
+    // `scripts/count-instructions.sh daemon`).
+    @exclusivity(unchecked) var entries: [String: RemotePromise] = [:]
     /// Every promise in creation order, for `list`; forgotten ones linger
     /// until `forget` compacts it.
-    var order: [RemotePromise] = []
-    var nextSequence = 0
-    var sessions: [UInt64: RegistrySession] = [:]
+    @exclusivity(unchecked) var order: [RemotePromise] = []
+    @exclusivity(unchecked) var nextSequence = 0
+    @exclusivity(unchecked) var sessions: [UInt64: RegistrySession] = [:]
     /// The sessions subscribed to each id (by connection id), including ids
     /// not created yet. They are held here, not looked up in `sessions`, so
     /// that telling thousands of subscribers costs no hashing per subscriber.
-    var subscribers: [String: [UInt64: RegistrySession]] = [:]
+    @exclusivity(unchecked) var subscribers: [String: [UInt64: RegistrySession]] = [:]
     /// `wait` requests per id, including ids not created yet.
-    var waiters: [String: [Waiter]] = [:]
+    @exclusivity(unchecked) var waiters: [String: [Waiter]] = [:]
     var runningProcesses = 0
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
     var nextGeneratedID = 1
     /// Pushes to send once the current answer is out (see ``runDeferred()``).
-    var deferred: [() -> Void] = []
+    @exclusivity(unchecked) var deferred: [() -> Void] = []
     /// Milliseconds since 1970, for `created`, `settled` and deadlines.
     var now: () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -56,13 +62,13 @@ public final class Registry {
     public let journal: GroupCommit?
     /// Settled promises in the order they settled, for garbage collection
     /// (``Registry/collectExpired()``); `retentionStart` is the first not yet looked at.
-    var retentionQueue: [RemotePromise] = []
+    @exclusivity(unchecked) var retentionQueue: [RemotePromise] = []
     var retentionStart = 0
     /// How long settled promises are kept; nil keeps them until forgotten.
     public internal(set) var retainMilliseconds: Int64?
     var retentionTimer: (any ScheduledTimer)?
     /// Settled promises held (the rest are pending).
-    var settledCount = 0
+    @exclusivity(unchecked) var settledCount = 0
     /// Settled promises garbage-collected since start.
     var collectedCount = 0
 

@@ -8,11 +8,13 @@
 /// memory copy, and a lone request or notification is not held at all.
 /// Loop-thread only.
 final class FlushQueue {
+    // `@exclusivity(unchecked)` for the reason given in `Registry`: loop
+    // thread only, no overlapping access, a runtime check per access.
     /// Counts the runs of this queue: a turn ends when the loop is about to
     /// sleep after a connection wrote at once.
-    private var turn: UInt64 = 0
-    private var waiting: [Connection] = []
-    private var spare: [Connection] = []
+    @exclusivity(unchecked) private var turn: UInt64 = 0
+    @exclusivity(unchecked) private var waiting: [Connection] = []
+    @exclusivity(unchecked) private var spare: [Connection] = []
     private var prepare: UVLoopWatcher?
 
     init(loop: UVLoop) throws(UVError) {
