@@ -41,21 +41,24 @@ public final class GroupCommit {
     /// What to write for an id: the promise as it is now, or nil to delete it.
     var snapshot: (String) -> StoredPromise? = { _ in nil }
 
+    // The batch bookkeeping below is `@exclusivity(unchecked)` for the
+    // reason given in `Registry`: loop thread only, no overlapping access,
+    // and a runtime check per access (26 per durable create+resolve pair).
     /// Ids changed since the last cut, in the order first touched.
-    private var dirty: [String] = []
-    private var dirtySet: Set<String> = []
+    @exclusivity(unchecked) private var dirty: [String] = []
+    @exclusivity(unchecked) private var dirtySet: Set<String> = []
     /// Promises dropped since the last cut.
-    private var removals: [StoreDeletion] = []
+    @exclusivity(unchecked) private var removals: [StoreDeletion] = []
     /// Batches are numbered from 1; the one being gathered is `nextBatch`.
-    private var nextBatch = 1
+    @exclusivity(unchecked) private var nextBatch = 1
     /// The newest batch holding a change; messages given now wait for it.
-    private var newestTouched = 0
+    @exclusivity(unchecked) private var newestTouched = 0
     /// Every batch up to this one has been committed or has failed.
-    private var finishedThrough = 0
-    private var inFlight: (number: Int, ids: [String], removals: [StoreDeletion])?
-    private var cutScheduled = false
-    private var held: [(batch: Int, body: (PromiseStoreError?) -> Void)] = []
-    private var heldStart = 0
+    @exclusivity(unchecked) private var finishedThrough = 0
+    @exclusivity(unchecked) private var inFlight: (number: Int, ids: [String], removals: [StoreDeletion])?
+    @exclusivity(unchecked) private var cutScheduled = false
+    @exclusivity(unchecked) private var held: [(batch: Int, body: (PromiseStoreError?) -> Void)] = []
+    @exclusivity(unchecked) private var heldStart = 0
     private var retryTimer: (any ScheduledTimer)?
     /// How long a failing store waits before it tries again.
     static let retryMilliseconds: UInt64 = 1000
