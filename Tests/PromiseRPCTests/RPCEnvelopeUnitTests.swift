@@ -13,6 +13,19 @@ struct RPCEnvelopeUnitTests {
         #expect(!request.isNotification)
     }
 
+    @Test("params find each member, and only those, among few members and among many", arguments: [1, 4, 5, 12])
+    func paramsLookup(count: Int) throws {
+        var members: [String: JSONValue] = [:]
+        for index in 0..<count { members["key\(index)"] = .int(index) }
+        members["id"] = "a"
+        let params = RPCParams(members)
+        for index in 0..<count { #expect(params["key\(index)"] == .int(index)) }
+        #expect(try params.promiseID("id") == "a")
+        #expect(params["key\(count)"] == nil)
+        #expect(params["Id"] == nil)
+        #expect(try params.optionalPromiseID("parent") == nil)
+    }
+
     @Test("a request without id is a notification; bad params of a notification are marked so")
     func notification() throws {
         let request = try JSONRPCRequest(JSONValue(parsing: #"{"jsonrpc":"2.0","method":"info"}"#))
