@@ -98,7 +98,7 @@ def daemon_section(path):
     print("A pair is two round trips: create+resolve (promised), SET+PUBLISH (Redis), the same two lines echoed (floor).")
     print("The anchor is Redis, except for daemon.durable.*, whose anchor is the in-memory daemon under the same load")
     print("(c1/c50: pairs with 1/50 clients; batched: 8 clients sending batch lines of 100 creates, then 100 resolves).")
-    print("Round trips are measured in 4 rounds, the subjects of a comparison taking each round in turn.")
+    print("Round trips are measured in 4 rounds, the subjects of a comparison taking each round in turn, in alternating order.")
     print()
     print("| benchmark | value | unit | vs anchor | vs echo floor |")
     print("| --- | ---: | --- | ---: | ---: |")

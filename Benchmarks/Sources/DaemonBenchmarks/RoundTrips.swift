@@ -35,10 +35,11 @@ struct RoundTripResult {
 }
 
 /// Measures each of `subjects` in `rounds` slices of `duration / rounds`,
-/// taken in turn (a round of each, then the next round of each): on a
-/// shared machine a busy spell then slows every side of a comparison, not
-/// just the one that happened to run during it. Run once each, the 50-client
-/// ratio against Redis swung from 0.78x to 1.21x between back-to-back runs.
+/// taken in turn (a round of each, then the next round of each, in
+/// alternating order): on a shared machine a busy spell then slows every
+/// side of a comparison, not just the one that happened to run during it.
+/// Run once each, the 50-client ratio against Redis swung from 0.78x to
+/// 1.21x between back-to-back runs.
 ///
 /// Each subject makes a session per client, numbered from 0 and on across
 /// rounds. Returns one result per subject, in `subjects`' order.
@@ -51,7 +52,11 @@ func measureRoundTripsInTurn(
 ) throws -> [RoundTripResult] {
     var results = subjects.map { _ in RoundTripResult(clients: clients) }
     for round in 0..<rounds {
-        for (index, makeSession) in subjects.enumerated() {
+        // Every other round runs the subjects in reverse, so that none always
+        // comes right after another's connections were torn down.
+        let order = round.isMultiple(of: 2) ? Array(subjects.indices) : subjects.indices.reversed()
+        for index in order {
+            let makeSession = subjects[index]
             // Clients are numbered on across rounds: sessions name what they
             // make after their client, and each round's names must be new.
             results[index].add(try measureRoundTrips(
