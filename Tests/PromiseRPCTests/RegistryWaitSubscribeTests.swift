@@ -310,6 +310,24 @@ struct RegistryWaitSubscribeTests {
         #expect(harness.errorCode("subscribe", ["ids": ["c"]], from: peer) == -32004)
     }
 
+    @Test("a connection that closes holding an ended subscription leaves another's live one to the same id alone")
+    func closeWithEndedSubscription() {
+        let harness = RPCHarness()
+        let leaving = harness.connect()
+        let staying = harness.connect()
+        harness.call("create", ["id": "a"], from: staying)
+        harness.call("subscribe", ["ids": ["a"]], from: leaving)
+        harness.call("resolve", ["id": "a", "value": 1], from: staying)
+        harness.call("forget", ["ids": ["a"]], from: staying)
+        harness.call("create", ["id": "a"], from: staying)
+        harness.call("subscribe", ["ids": ["a"]], from: staying)
+        harness.close(leaving)
+        harness.call("resolve", ["id": "a", "value": 2], from: staying)
+        let settled = JSONValue.notifications("settled", in: staying.messages)
+        #expect(settled.map { $0["params"]?["value"] } == [2])
+        #expect(JSONValue.notifications("settled", in: leaving.messages).map { $0["params"]?["value"] } == [1])
+    }
+
     @Test("a connection whose subscriptions keep ending can always fill its limit again, and keeps few ended ids")
     func endedSubscriptionsFreeTheirSlots() throws {
         var limits = DaemonLimits()

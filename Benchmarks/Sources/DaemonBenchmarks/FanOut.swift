@@ -70,25 +70,40 @@ func readReply(_ fd: Int32, count: Int? = nil) throws -> [UInt8] {
     }
 }
 
+/// One server's control connection and subscriber connections, closed
+/// together when this goes.
+final class FanOutSockets {
+    let control: Int32
+    let subscribers: [Int32]
+
+    init(path: String, subscribers count: Int) throws {
+        var opened: [Int32] = []
+        do {
+            for _ in 0...count { opened.append(try connectUnix(path)) }
+        } catch {
+            opened.forEach { _ = close($0) }
+            throw error
+        }
+        control = opened[0]
+        subscribers = Array(opened.dropFirst())
+    }
+
+    deinit {
+        ([control] + subscribers).forEach { _ = close($0) }
+    }
+}
+
 /// Connections subscribed to promised, one promise per round: a `settled`
 /// notification ends its subscription, so each round subscribes anew.
 final class PromisedFanOut {
-    private let control: Int32
-    private var fds: [Int32] = []
-    private var isClosed = false
+    private let sockets: FanOutSockets
 
     /// Connects `subscribers` connections and creates the promises of `rounds` rounds.
     init(path: String, subscribers: Int, rounds: Int) throws {
-        control = try connectUnix(path)
-        do {
-            for round in 0..<rounds {
-                try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"c\#(round)","method":"create","params":{"id":"fan-\#(round)"}}"#.utf8) + [10])
-                _ = try readReply(control)
-            }
-            for _ in 0..<subscribers { fds.append(try connectUnix(path)) }
-        } catch {
-            close()
-            throw error
+        sockets = try FanOutSockets(path: path, subscribers: subscribers)
+        for round in 0..<rounds {
+            try writeAll(sockets.control, Array(#"{"jsonrpc":"2.0","id":"c\#(round)","method":"create","params":{"id":"fan-\#(round)"}}"#.utf8) + [10])
+            _ = try readReply(sockets.control)
         }
     }
 
@@ -96,71 +111,50 @@ final class PromisedFanOut {
     /// its resolve until the last subscriber has the notification.
     func measure(round: Int) throws -> Duration {
         let subscribe = Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["fan-\#(round)"]}}"#.utf8) + [10]
-        for fd in fds { try writeAll(fd, subscribe) }
-        for fd in fds {
+        for fd in sockets.subscribers { try writeAll(fd, subscribe) }
+        for fd in sockets.subscribers {
             let answer = try readReply(fd)
             guard answer.contains(bytes: Array("\"subscribed\":1".utf8)) else {
                 throw SocketError(message: "subscribe: \(String(decoding: answer, as: UTF8.self))")
             }
         }
-        let elapsed = try measureFanOut(fds: fds, expectedBytes: 0, untilNewline: true) {
-            try writeAll(control, Array(#"{"jsonrpc":"2.0","id":"r","method":"resolve","params":{"id":"fan-\#(round)","value":1}}"#.utf8) + [10])
+        let elapsed = try measureFanOut(fds: sockets.subscribers, expectedBytes: 0, untilNewline: true) {
+            try writeAll(sockets.control, Array(#"{"jsonrpc":"2.0","id":"r","method":"resolve","params":{"id":"fan-\#(round)","value":1}}"#.utf8) + [10])
         }
-        _ = try readReply(control)
+        _ = try readReply(sockets.control)
         return elapsed
-    }
-
-    /// Closes every connection; once.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        (fds + [control]).forEach { _ = Glibc.close($0) }
     }
 }
 
 /// Connections subscribed to one Redis channel, which each PUBLISH reaches.
 final class RedisFanOut {
-    private let control: Int32
+    private let sockets: FanOutSockets
     private let reader: BufferedReader
-    private var fds: [Int32] = []
-    private var isClosed = false
 
     init(path: String, subscribers: Int) throws {
-        control = try connectUnix(path)
-        reader = BufferedReader(fd: control)
-        do {
-            for _ in 0..<subscribers { fds.append(try connectUnix(path)) }
-            let subscribe = RESP.command(["SUBSCRIBE", "fan"])
-            let confirmation = Array("*3\r\n$9\r\nsubscribe\r\n$3\r\nfan\r\n:1\r\n".utf8)
-            for fd in fds { try writeAll(fd, subscribe) }
-            for fd in fds {
-                let answer = try readReply(fd, count: confirmation.count)
-                guard answer == confirmation else {
-                    throw SocketError(message: "SUBSCRIBE: \(String(decoding: answer, as: UTF8.self))")
-                }
+        sockets = try FanOutSockets(path: path, subscribers: subscribers)
+        reader = BufferedReader(fd: sockets.control)
+        let subscribe = RESP.command(["SUBSCRIBE", "fan"])
+        let confirmation = Array("*3\r\n$9\r\nsubscribe\r\n$3\r\nfan\r\n:1\r\n".utf8)
+        for fd in sockets.subscribers { try writeAll(fd, subscribe) }
+        for fd in sockets.subscribers {
+            let answer = try readReply(fd, count: confirmation.count)
+            guard answer == confirmation else {
+                throw SocketError(message: "SUBSCRIBE: \(String(decoding: answer, as: UTF8.self))")
             }
-        } catch {
-            close()
-            throw error
         }
     }
 
     /// Times one PUBLISH until the last subscriber has the message.
     func measure() throws -> Duration {
         let elapsed = try measureFanOut(
-            fds: fds, expectedBytes: RESP.pushedMessage(channel: "fan", message: "1").count, untilNewline: false
+            fds: sockets.subscribers, expectedBytes: RESP.pushedMessage(channel: "fan", message: "1").count,
+            untilNewline: false
         ) {
-            try writeAll(control, RESP.command(["PUBLISH", "fan", "1"]))
+            try writeAll(sockets.control, RESP.command(["PUBLISH", "fan", "1"]))
         }
         let told = try RESP.read(from: reader)
-        guard told == .integer(fds.count) else { throw SocketError(message: "PUBLISH: \(told)") }
+        guard told == .integer(sockets.subscribers.count) else { throw SocketError(message: "PUBLISH: \(told)") }
         return elapsed
-    }
-
-    /// Closes every connection; once.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        (fds + [control]).forEach { _ = Glibc.close($0) }
     }
 }

@@ -121,9 +121,7 @@ func run() throws {
     if wanted("fanout") && subscribers > 0 {
         let rounds = 5
         let promisedFanOut = try PromisedFanOut(path: promised.socketPath, subscribers: subscribers, rounds: rounds)
-        defer { promisedFanOut.close() }
         let redisFanOut = try redis.map { try RedisFanOut(path: $0.socketPath, subscribers: subscribers) }
-        defer { redisFanOut?.close() }
         var promisedTimes: [Double] = []
         var redisTimes: [Double] = []
         for round in 0..<rounds {

@@ -14,13 +14,11 @@ public struct RPCParams: Sendable, Hashable {
         self.members = members
     }
 
-    public subscript(key: String) -> JSONValue? { member(key) }
-
     /// The value of `key`. Params hold a few members, and a method asks for
     /// each it knows, most of them absent: comparing the few keys costs less
     /// than hashing `key` for every lookup (1,459 fewer instructions per
     /// create+resolve pair, callgrind).
-    private func member(_ key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard members.count <= 4 else { return members[key] }
         for (name, value) in members where name == key { return value }
         return nil
@@ -33,19 +31,19 @@ public struct RPCParams: Sendable, Hashable {
 
     /// A required promise id (see ``PromiseID``).
     public func promiseID(_ key: String) throws(RPCError) -> String {
-        guard let value = member(key) else { throw Self.invalid(key, "missing \"\(key)\"") }
+        guard let value = self[key] else { throw Self.invalid(key, "missing \"\(key)\"") }
         return try Self.checkedID(value, key)
     }
 
     /// An optional promise id; null reads as absent.
     public func optionalPromiseID(_ key: String) throws(RPCError) -> String? {
-        guard let value = member(key), !value.isNull else { return nil }
+        guard let value = self[key], !value.isNull else { return nil }
         return try Self.checkedID(value, key)
     }
 
     /// A required array of promise ids.
     public func promiseIDs(_ key: String) throws(RPCError) -> [String] {
-        guard let value = member(key) else { throw Self.invalid(key, "missing \"\(key)\"") }
+        guard let value = self[key] else { throw Self.invalid(key, "missing \"\(key)\"") }
         guard case .array(let elements) = value else {
             throw Self.invalid(key, "\"\(key)\" must be an array of promise ids")
         }
@@ -59,7 +57,7 @@ public struct RPCParams: Sendable, Hashable {
 
     /// An optional string; null reads as absent.
     public func string(_ key: String) throws(RPCError) -> String? {
-        switch member(key) {
+        switch self[key] {
         case nil, .null?: return nil
         case .string(let text)?: return text
         default: throw Self.invalid(key, "\"\(key)\" must be a string")
@@ -68,7 +66,7 @@ public struct RPCParams: Sendable, Hashable {
 
     /// An optional boolean; null reads as absent.
     public func bool(_ key: String) throws(RPCError) -> Bool? {
-        switch member(key) {
+        switch self[key] {
         case nil, .null?: return nil
         case .bool(let flag)?: return flag
         default: throw Self.invalid(key, "\"\(key)\" must be true or false")
@@ -78,7 +76,7 @@ public struct RPCParams: Sendable, Hashable {
     /// An optional whole number in `range`; null reads as absent. A double
     /// with no fractional part (`500.0`) is accepted.
     public func int(_ key: String, in range: ClosedRange<Int>) throws(RPCError) -> Int? {
-        guard let value = member(key), !value.isNull else { return nil }
+        guard let value = self[key], !value.isNull else { return nil }
         guard let number = value.intValue, range.contains(number) else {
             throw Self.invalid(key, "\"\(key)\" must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -92,7 +90,7 @@ public struct RPCParams: Sendable, Hashable {
 
     /// An optional number in `range`; null reads as absent.
     public func double(_ key: String, in range: ClosedRange<Double>) throws(RPCError) -> Double? {
-        guard let value = member(key), !value.isNull else { return nil }
+        guard let value = self[key], !value.isNull else { return nil }
         guard let number = value.doubleValue, range.contains(number) else {
             throw Self.invalid(key, "\"\(key)\" must be a number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -110,7 +108,7 @@ public struct RPCParams: Sendable, Hashable {
 
     /// An optional array of strings; null reads as absent.
     public func strings(_ key: String) throws(RPCError) -> [String]? {
-        guard let value = member(key), !value.isNull else { return nil }
+        guard let value = self[key], !value.isNull else { return nil }
         guard case .array(let elements) = value else {
             throw Self.invalid(key, "\"\(key)\" must be an array of strings")
         }
@@ -126,7 +124,7 @@ public struct RPCParams: Sendable, Hashable {
 
     /// An optional object whose members are all strings; null reads as absent.
     public func stringMap(_ key: String) throws(RPCError) -> [String: String]? {
-        guard let value = member(key), !value.isNull else { return nil }
+        guard let value = self[key], !value.isNull else { return nil }
         guard case .object(let object) = value else {
             throw Self.invalid(key, "\"\(key)\" must be an object of strings")
         }
