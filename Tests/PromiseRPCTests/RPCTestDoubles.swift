@@ -121,6 +121,9 @@ final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards
         lock.withLock { queue.append(work) }
     }
 
+    /// True when no work is queued.
+    var isEmpty: Bool { lock.withLock { queue.isEmpty } }
+
     /// Runs queued work, and what that work queues, until none is left.
     func drain() {
         while let work = lock.withLock({ queue.isEmpty ? nil : queue.removeFirst() }) { work() }

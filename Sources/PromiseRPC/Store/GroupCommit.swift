@@ -8,13 +8,13 @@ import Promise
 /// The registry ``touch(_:)``es the id of each promise it changes, and tells
 /// ``remove(_:)`` each promise it drops. The first change schedules a *cut*
 /// for the end of the current loop turn, so all that one read of one
-/// connection did — every line, every batch member, every
-/// promise settled along the way — lands in one batch. The batch is built from
-/// the promises as they are then (``snapshot``: a promise touched ten times is
-/// written once) and committed on the writer executor, one batch at a time,
-/// in one transaction with one fsync. Changes made meanwhile wait for the next
-/// batch, which is cut as soon as the one in flight returns: under load,
-/// batches grow and the fsyncs per change fall.
+/// connection did — every line, every batch member, every promise settled
+/// along the way — lands in one cut. A cut holds the promises as they are
+/// then (``snapshot``: a promise touched ten times in a turn is written
+/// once) and goes to the ``CommitQueue``. The writer executor commits what
+/// is queued in one transaction with one fsync, then at once takes all that
+/// was cut meanwhile as its next batch: under load, batches grow and the
+/// fsyncs per change fall, and the disk never waits for the loop.
 ///
 /// Answers and notifications go through ``deliver(_:)``, which runs them
 /// once everything touched before them is committed, in the order they were
@@ -38,26 +38,26 @@ public final class GroupCommit {
     private let writer: any Executor
     private let services: any LoopServices
     private let logger: Logger
+    private let queue = CommitQueue()
     /// What to write for an id: the promise as it is now, or nil to delete it.
     var snapshot: (String) -> StoredPromise? = { _ in nil }
 
-    // The batch bookkeeping below is `@exclusivity(unchecked)` for the
-    // reason given in `Registry`: loop thread only, no overlapping access,
-    // and a runtime check per access (26 per durable create+resolve pair).
+    // The bookkeeping below is `@exclusivity(unchecked)` for the reason
+    // given in `Registry`: loop thread only, no overlapping access, and a
+    // runtime check per access (26 per durable create+resolve pair).
     /// Ids changed since the last cut, in the order first touched.
     @exclusivity(unchecked) private var dirty: [String] = []
     @exclusivity(unchecked) private var dirtySet: Set<String> = []
     /// Promises dropped since the last cut.
     @exclusivity(unchecked) private var removals: [StoreDeletion] = []
-    /// Batches are numbered from 1; the one being gathered is `nextBatch`.
-    @exclusivity(unchecked) private var nextBatch = 1
-    /// The newest batch holding a change; messages given now wait for it.
+    /// Cuts are numbered from 1; the next one made is `nextCut`.
+    @exclusivity(unchecked) private var nextCut = 1
+    /// The newest cut holding a change; messages given now wait for it.
     @exclusivity(unchecked) private var newestTouched = 0
-    /// Every batch up to this one has been committed or has failed.
+    /// Every cut up to this one has been committed or has failed.
     @exclusivity(unchecked) private var finishedThrough = 0
-    @exclusivity(unchecked) private var inFlight: (number: Int, ids: [String], removals: [StoreDeletion])?
     @exclusivity(unchecked) private var cutScheduled = false
-    @exclusivity(unchecked) private var held: [(batch: Int, body: (PromiseStoreError?) -> Void)] = []
+    @exclusivity(unchecked) private var held: [(cut: Int, body: (PromiseStoreError?) -> Void)] = []
     @exclusivity(unchecked) private var heldStart = 0
     private var retryTimer: (any ScheduledTimer)?
     /// How long a failing store waits before it tries again.
@@ -83,14 +83,14 @@ public final class GroupCommit {
         self.logger = logger
     }
 
-    /// Notes that promise `id` changed, to be written as it then is in the next batch.
+    /// Notes that promise `id` changed, to be written as it then is in the next cut.
     func touch(_ id: String) {
         if dirtySet.insert(id).inserted { dirty.append(id) }
         changed()
     }
 
     /// Notes that a promise is gone, to be deleted from the store in the next
-    /// batch. Its id may be made again meanwhile: the new promise has a new
+    /// cut. Its id may be made again meanwhile: the new promise has a new
     /// sequence, so the deletion leaves it alone.
     func remove(_ promise: StoreDeletion) {
         removals.append(promise)
@@ -98,11 +98,9 @@ public final class GroupCommit {
     }
 
     private func changed() {
-        newestTouched = nextBatch
+        newestTouched = nextCut
         scheduleCut()
     }
-
-    private var hasChanges: Bool { !dirty.isEmpty || !removals.isEmpty }
 
     /// Runs `body` once everything touched so far is committed (with nil),
     /// or once its batch has failed (with the reason); at once when nothing
@@ -134,47 +132,54 @@ public final class GroupCommit {
     // MARK: Cutting and committing
 
     private func scheduleCut() {
-        guard !cutScheduled, inFlight == nil, failure == nil else { return }
+        guard !cutScheduled else { return }
         cutScheduled = true
         let journal = LoopBound(self)
         loop.execute { journal.value.cut() }
     }
 
+    /// Queues the turn's changes, and starts the writer if it is idle. While
+    /// the store is failing, cuts queue up behind the failed batch and wait
+    /// for the retry.
     private func cut() {
         cutScheduled = false
-        guard inFlight == nil, hasChanges else { return }
-        let ids = dirty
-        dirty = []
-        dirtySet = []
+        guard !dirty.isEmpty || !removals.isEmpty else { return }
         // An id touched, then removed, has nothing to write but its deletion.
-        let batch = StoreBatch(upserts: ids.compactMap(snapshot), deletions: removals)
+        let cut = StoreBatch(upserts: dirty.compactMap(snapshot), deletions: removals)
+        dirty.removeAll(keepingCapacity: true)
+        dirtySet.removeAll(keepingCapacity: true)
         removals = []
-        let number = nextBatch
-        nextBatch += 1
-        inFlight = (number, ids, batch.deletions)
-        let changes = batch.upserts.count + batch.deletions.count
-        let store = self.store
-        let loop = self.loop
+        let number = nextCut
+        nextCut += 1
+        if queue.add(cut, through: number) { startWriter() }
+    }
+
+    /// Commits batch after batch until nothing is queued, telling the loop
+    /// how each went; stops at a failure, leaving the batch queued.
+    private func startWriter() {
+        let (queue, store, loop) = (self.queue, self.store, self.loop)
         let journal = LoopBound(self)
-        writer.execute { [batch] in
-            let outcome: Result<Void, PromiseStoreError>
-            do {
-                try store.commit(batch)
-                outcome = .success(())
-            } catch let error as PromiseStoreError {
-                outcome = .failure(error)
-            } catch {
-                outcome = .failure(PromiseStoreError("\(error)"))
+        writer.execute {
+            while let (batch, through) = queue.next() {
+                let outcome: Result<Void, PromiseStoreError>
+                do {
+                    try store.commit(batch)
+                    outcome = .success(())
+                } catch let error as PromiseStoreError {
+                    outcome = .failure(error)
+                } catch {
+                    outcome = .failure(PromiseStoreError("\(error)"))
+                }
+                if case .failure = outcome { queue.putBack(batch) }
+                let changes = batch.upserts.count + batch.deletions.count
+                loop.execute { journal.value.finished(through: through, changes: changes, outcome) }
+                if case .failure = outcome { return }
             }
-            loop.execute { journal.value.finished(number, changes: changes, outcome) }
         }
     }
 
-    private func finished(_ number: Int, changes: Int, _ outcome: Result<Void, PromiseStoreError>) {
-        let ids = inFlight?.ids ?? []
-        let removed = inFlight?.removals ?? []
-        inFlight = nil
-        finishedThrough = number
+    private func finished(through cut: Int, changes: Int, _ outcome: Result<Void, PromiseStoreError>) {
+        finishedThrough = cut
         switch outcome {
         case .success:
             commitCount += 1
@@ -183,32 +188,22 @@ public final class GroupCommit {
                 logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(failure)"])
                 self.failure = nil
             }
-            // The next batch goes to the disk before the answers this one
-            // held are written: writing them takes a system call per client,
-            // which the next fsync need not wait for.
-            if hasChanges { cut() }
-            release(through: number, nil)
+            release(through: cut, nil)
         case .failure(let error):
             if failure == nil {
                 logger.error("The store cannot write: changes are refused until it can",
                              metadata: ["store": "\(store.location)", "error": "\(error)"])
             }
             failure = error
-            // Keep what was not written: it is retried, together with what changes meanwhile.
-            let later = dirty
-            dirty = []
-            dirtySet = []
-            for id in ids + later where dirtySet.insert(id).inserted { dirty.append(id) }
-            removals = removed + removals
-            // What waits for later batches waits for changes that will not be written
+            // What waits for later cuts waits for changes that will not be written
             // before a retry either; nothing is held while failing.
             release(through: .max, error)
             scheduleRetry()
         }
     }
 
-    private func release(through number: Int, _ failure: PromiseStoreError?) {
-        while heldStart < held.count, held[heldStart].batch <= number {
+    private func release(through cut: Int, _ failure: PromiseStoreError?) {
+        while heldStart < held.count, held[heldStart].cut <= cut {
             let body = held[heldStart].body
             heldStart += 1
             body(failure)
@@ -224,13 +219,7 @@ public final class GroupCommit {
         retryTimer = services.schedule(afterMilliseconds: Self.retryMilliseconds) { [weak self] in
             guard let self else { return }
             retryTimer = nil
-            guard inFlight == nil else { return }
-            if !hasChanges {
-                failure = nil
-            } else {
-                newestTouched = nextBatch
-                cut()
-            }
+            if queue.resume() { startWriter() } else { failure = nil }
         }
     }
 }
