@@ -182,6 +182,31 @@ struct RegistryDurabilityTests {
         #expect(record["reason"]?["data"]?["exec"] == ["make", "all"])
     }
 
+    @Test("a then child is stored with its link and its command: on, exec, cwd, env, and whether it started")
+    func thenChildIsStoredWithItsCommand() throws {
+        let (store, harness, peer) = startDurable()
+        harness.call("create", ["id": "src"], from: peer)
+        harness.call(
+            "then",
+            ["id": "src", "childId": "job", "on": "rejected", "exec": ["make", "lib"], "cwd": "/src",
+             "env": ["MODE": "fast"]],
+            from: peer)
+        let stored = try #require(store["job"])
+        #expect(stored.kind == "then")
+        #expect(stored.parentID == "src")
+        #expect(stored.on == "rejected")
+        #expect(stored.exec == ["make", "lib"])
+        #expect(stored.cwd == "/src")
+        #expect(stored.env == ["MODE": "fast"])
+        #expect(stored.execStarted == false)
+        #expect(stored.state == "pending")
+        #expect(stored.value == nil && stored.reason == nil)
+        harness.call("reject", ["id": "src", "reason": ["message": "red"]], from: peer)
+        #expect(store["job"]?.execStarted == true)
+        #expect(store["src"]?.reason?["message"] == "red")
+        #expect(store["src"]?.state == "rejected")
+    }
+
     @Test("an exec child whose parent was pending at the restart runs when the parent settles")
     func pendingExecChildIsRearmed() throws {
         let (store, first, peer) = startDurable()

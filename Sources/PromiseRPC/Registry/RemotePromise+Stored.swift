@@ -5,26 +5,31 @@ extension RemotePromise {
     /// and combinators can be re-armed, and where it stands now. `now`
     /// stamps `settled` when the registry has not yet seen the settlement.
     func stored(now: Int64) -> StoredPromise {
+        // Built in one initializer call from the one reading of `result`:
+        // filled in afterwards, the record was copied and destroyed once
+        // more, and `state` read the core promise's result again (together
+        // a third of a snapshot, which the loop takes per change).
         let result = result(stampingSettledAt: now)
-        var stored = StoredPromise(
-            id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
-            policy: policy, name: name, created: created, settled: settled, state: state,
-            progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
-            lease: lease)
-        if case .then(let on, _) = kind {
-            stored.on = on
-            if let job {
-                stored.exec = job.spec.argv
-                stored.cwd = job.spec.cwd
-                stored.env = job.spec.env.isEmpty ? nil : job.spec.env
-                stored.execStarted = job.started
-            }
+        var on: String?
+        var job: ExecJob?
+        if case .then(let target, _) = kind {
+            on = target
+            job = self.job
         }
+        var value: JSONValue?
+        var reason: JSONValue?
         switch result {
-        case .success(let value)?: stored.value = value
-        case .failure(let error)?: stored.reason = reason(for: error).json
-        case nil: stored.progress = reportedProgress
+        case .success(let fulfilled)?: value = fulfilled
+        case .failure(let error)?: reason = self.reason(for: error).json
+        case nil: break
         }
-        return stored
+        return StoredPromise(
+            id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
+            on: on, exec: job?.spec.argv, cwd: job?.spec.cwd,
+            env: job.flatMap { $0.spec.env.isEmpty ? nil : $0.spec.env },
+            policy: policy, name: name, created: created, settled: settled, state: Self.state(of: result),
+            value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
+            progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
+            lease: lease, execStarted: job?.started ?? false)
     }
 }

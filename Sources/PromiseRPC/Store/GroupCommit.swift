@@ -145,7 +145,10 @@ public final class GroupCommit {
         cutScheduled = false
         guard !dirty.isEmpty || !removals.isEmpty else { return }
         // An id touched, then removed, has nothing to write but its deletion.
-        let cut = StoreBatch(upserts: dirty.compactMap(snapshot), deletions: removals)
+        var upserts: [StoredPromise] = []
+        upserts.reserveCapacity(dirty.count)
+        for id in dirty { if let promise = snapshot(id) { upserts.append(promise) } }
+        let cut = StoreBatch(upserts: upserts, deletions: removals)
         dirty.removeAll(keepingCapacity: true)
         dirtySet.removeAll(keepingCapacity: true)
         removals = []
