@@ -149,8 +149,11 @@ public final class GroupCommit {
         upserts.reserveCapacity(dirty.count)
         for id in dirty { if let promise = snapshot(id) { upserts.append(promise) } }
         let cut = StoreBatch(upserts: upserts, deletions: removals)
-        dirty.removeAll(keepingCapacity: true)
-        dirtySet.removeAll(keepingCapacity: true)
+        // Kept for the next turn's cut, unless a burst (a restore, a mass
+        // collection) made them large enough to be worth giving back.
+        let keep = dirty.capacity <= 1024
+        dirty.removeAll(keepingCapacity: keep)
+        dirtySet.removeAll(keepingCapacity: keep)
         removals = []
         let number = nextCut
         nextCut += 1
