@@ -10,10 +10,10 @@ import Testing
 struct GroupCommitTests {
     /// A ``MemoryPromiseStore`` that runs `duringCommit` inside each commit,
     /// before applying it: what the loop does while the disk is busy.
-    final class SlowStore: PromiseStore, @unchecked Sendable {  // Used from the test's thread only.
+    final class HookedStore: PromiseStore, @unchecked Sendable {  // Used from the test's thread only.
         let memory = MemoryPromiseStore()
         var duringCommit: [() -> Void] = []
-        var location: String { "slow" }
+        var location: String { "hooked" }
         func load() throws -> [StoredPromise] { try memory.load() }
         func commit(_ batch: StoreBatch) throws {
             if !duringCommit.isEmpty { duringCommit.removeFirst()() }
@@ -23,7 +23,7 @@ struct GroupCommitTests {
 
     /// A journal over `store` whose snapshots are `states`, as the test sets them.
     final class Fixture {
-        let store = SlowStore()
+        let store = HookedStore()
         let loop = RPCManualExecutor()
         let writer = RPCManualExecutor()
         let services = RPCFakeLoop()

@@ -105,12 +105,13 @@ func run() throws {
                 func related(_ other: String?, _ metric: String) -> String? {
                     other.map { "\(prefix).\($0).\(metric)" }
                 }
+                let latency = result.percentiles
                 emit("\(prefix).\(subject).pairsPerSecond", result.pairsPerSecond, "pairs/s", better: "higher",
                      anchor: related(anchor, "pairsPerSecond"), floor: related(floor, "pairsPerSecond"),
                      extra: ["clients": clients, "pairs": result.pairs])
-                emit("\(prefix).\(subject).p50", result.p50Microseconds, "µs", better: "lower",
+                emit("\(prefix).\(subject).p50", latency.p50, "µs", better: "lower",
                      anchor: related(anchor, "p50"), floor: related(floor, "p50"), extra: ["clients": clients])
-                emit("\(prefix).\(subject).p99", result.p99Microseconds, "µs", better: "lower",
+                emit("\(prefix).\(subject).p99", latency.p99, "µs", better: "lower",
                      anchor: related(anchor, "p99"), floor: related(floor, "p99"), extra: ["clients": clients])
             }
         }
@@ -154,7 +155,7 @@ func run() throws {
                 let anchor = subject == "durable" ? "\(prefix).inMemory.settlesPerSecond" : nil
                 emit("\(prefix).\(subject).settlesPerSecond", result.pairsPerSecond, "settles/s", better: "higher",
                      anchor: anchor, extra: ["clients": clients, "pairs": result.pairs])
-                emit("\(prefix).\(subject).p99", result.p99Microseconds, "µs", better: "lower",
+                emit("\(prefix).\(subject).p99", result.percentiles.p99, "µs", better: "lower",
                      anchor: subject == "durable" ? "\(prefix).inMemory.p99" : nil, extra: ["clients": clients])
             }
         }

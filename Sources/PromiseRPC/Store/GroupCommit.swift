@@ -167,20 +167,26 @@ public final class GroupCommit {
         let journal = LoopBound(self)
         writer.execute {
             while let (batch, through) = queue.next() {
-                let outcome: Result<Void, PromiseStoreError>
-                do {
-                    try store.commit(batch)
-                    outcome = .success(())
-                } catch let error as PromiseStoreError {
-                    outcome = .failure(error)
-                } catch {
-                    outcome = .failure(PromiseStoreError("\(error)"))
-                }
-                if case .failure = outcome { queue.putBack(batch) }
+                let outcome = Self.commit(batch, to: store)
+                let failed = if case .failure = outcome { true } else { false }
+                // Put back before the loop can hear of the failure and retry.
+                if failed { queue.putBack(batch) }
                 let changes = batch.upserts.count + batch.deletions.count
                 loop.execute { journal.value.finished(through: through, changes: changes, outcome) }
-                if case .failure = outcome { return }
+                if failed { return }
             }
+        }
+    }
+
+    /// Commits `batch`, with any error the store throws as a ``PromiseStoreError``.
+    private static func commit(_ batch: StoreBatch, to store: any PromiseStore) -> Result<Void, PromiseStoreError> {
+        do {
+            try store.commit(batch)
+            return .success(())
+        } catch let error as PromiseStoreError {
+            return .failure(error)
+        } catch {
+            return .failure(PromiseStoreError("\(error)"))
         }
     }
 
