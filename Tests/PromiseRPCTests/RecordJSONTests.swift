@@ -33,8 +33,7 @@ struct RecordJSONTests {
         let entries = harness.registry.entries.values.sorted { $0.id < $1.id }
         #expect(entries.count == 11)
         for entry in entries {
-            var written: [UInt8] = []
-            entry.writeRecord(now: 1_700_000_000_000, into: &written)
+            let written = JSONTextBuffer.bytes { entry.writeRecord(now: 1_700_000_000_000, to: &$0) }
             let value = entry.record(now: 1_700_000_000_000).serialized()
             #expect(String(decoding: written, as: UTF8.self) == String(decoding: value, as: UTF8.self),
                     "record of \(entry.id)")

@@ -9,13 +9,13 @@
 /// Members must be given in sorted key order. The writer writes them as
 /// they come, and `JSONValue.write` sorts an object's members, so this is
 /// what keeps the two forms' text the same.
-protocol JSONObjectSink {
+protocol JSONObjectSink: ~Copyable {
     mutating func value(_ key: StaticString, _ value: JSONValue)
     mutating func string(_ key: StaticString, _ value: String)
     mutating func strings(_ key: StaticString, _ values: [String])
 }
 
-extension JSONObjectSink {
+extension JSONObjectSink where Self: ~Copyable {
     /// A string member, left out when `value` is nil.
     mutating func string(_ key: StaticString, ifPresent value: String?) {
         if let value { string(key, value) }
@@ -46,72 +46,71 @@ extension JSONObjectSink {
 /// `JSONValue` first.
 ///
 /// ```swift
-/// var out: [UInt8] = []
-/// JSONObjectWriter.append(to: &out) { object in
-///     object.string("id", "a")
-///     object.value("n", .int(1))
+/// let text = JSONTextBuffer.bytes { text in
+///     JSONObjectWriter.append(to: &text) { object in
+///         object.string("id", "a")
+///         object.value("n", .int(1))
+///     }
 /// }
 /// // {"id":"a","n":1}
 /// ```
-struct JSONObjectWriter: JSONObjectSink {
-    private var bytes: [UInt8]
+struct JSONObjectWriter: JSONObjectSink, ~Copyable {
+    private var text: JSONTextBuffer
     private var isEmpty = true
 
-    /// Appends the object whose members `members` gives to `out`.
-    static func append(to out: inout [UInt8], _ members: (inout JSONObjectWriter) -> Void) {
-        // The writer takes `out`'s buffer for the while, so that it appends
-        // in place rather than to a copy.
-        var writer = JSONObjectWriter(bytes: [])
-        swap(&writer.bytes, &out)
+    /// Appends the object whose members `members` gives to `text`.
+    static func append(to text: inout JSONTextBuffer, _ members: (inout JSONObjectWriter) -> Void) {
+        // The writer holds the text for the while, and hands it back.
+        var writer = JSONObjectWriter(text: text)
         members(&writer)
-        if writer.isEmpty { writer.bytes.append(UInt8(ascii: "{")) }
-        writer.bytes.append(UInt8(ascii: "}"))
-        swap(&writer.bytes, &out)
+        if writer.isEmpty { writer.text.append(UInt8(ascii: "{")) }
+        writer.text.append(UInt8(ascii: "}"))
+        text = writer.text
+    }
+
+    private init(text: consuming JSONTextBuffer) {
+        self.text = text
     }
 
     mutating func value(_ key: StaticString, _ value: JSONValue) {
         self.key(key)
-        value.write(into: &bytes)
+        value.write(to: &text)
     }
 
     mutating func string(_ key: StaticString, _ value: String) {
         self.key(key)
-        JSONValue.writeString(value, into: &bytes)
+        JSONValue.writeString(value, to: &text)
     }
 
     mutating func strings(_ key: StaticString, _ values: [String]) {
         self.key(key)
-        bytes.append(UInt8(ascii: "["))
+        text.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(value, into: &bytes)
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(value, to: &text)
         }
-        bytes.append(UInt8(ascii: "]"))
+        text.append(UInt8(ascii: "]"))
     }
 
     /// A member whose value `writeValue` appends as JSON text.
-    mutating func json(_ key: StaticString, _ writeValue: (inout [UInt8]) -> Void) {
+    mutating func json(_ key: StaticString, _ writeValue: (inout JSONTextBuffer) -> Void) {
         self.key(key)
-        writeValue(&bytes)
+        writeValue(&text)
     }
 
-    /// The separator and `"key":`, in one append rather than five, each
-    /// checking the array's capacity and uniqueness: a record has a dozen
-    /// members and most answers carry one (313 fewer instructions per
-    /// create+resolve pair). Keys are the caller's own names and need no
-    /// escaping.
+    /// The separator and `"key":`, put in place in one append: a record has
+    /// a dozen members and most answers carry one. Keys are the caller's
+    /// own names and need no escaping.
     private mutating func key(_ key: StaticString) {
         let separator = isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ",")
         isEmpty = false
-        key.withUTF8Buffer { name in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + 4) { member in
-                member[0] = separator
-                member[1] = UInt8(ascii: "\"")
-                _ = UnsafeMutableBufferPointer(rebasing: member[2...]).initialize(fromContentsOf: name)
-                member[name.count + 2] = UInt8(ascii: "\"")
-                member[name.count + 3] = UInt8(ascii: ":")
-                bytes.append(contentsOf: member)
-            }
+        let name = UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        text.append(count: name.count + 4) { member in
+            member[0] = separator
+            member[1] = UInt8(ascii: "\"")
+            UnsafeMutableRawPointer(member + 2).copyMemory(from: name.baseAddress!, byteCount: name.count)
+            member[name.count + 2] = UInt8(ascii: "\"")
+            member[name.count + 3] = UInt8(ascii: ":")
         }
     }
 }

@@ -5,111 +5,112 @@
 extension JSONValue {
     /// The compact JSON text of this value, as UTF-8 bytes (no trailing newline).
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        write(into: &out)
-        return out
+        JSONTextBuffer.bytes { write(to: &$0) }
     }
 
     /// Appends the compact JSON text of this value to `out`.
     public func write(into out: inout [UInt8]) {
+        out += serialized()
+    }
+
+    /// Appends the compact JSON text of this value to `text`.
+    func write(to text: inout JSONTextBuffer) {
         switch self {
         case .null:
-            Self.writeLiteral("null", into: &out)
+            text.append("null")
         case .bool(let b):
-            Self.writeLiteral(b ? "true" : "false", into: &out)
+            text.append(b ? "true" : "false")
         case .int(let i):
-            Self.writeInt(i, into: &out)
+            Self.writeInt(i, to: &text)
         case .double(let d):
             // JSON has no infinities or NaN; null is the conventional stand-in.
             // 0 and 1 (every progress but a partial one) spare a float formatting.
             if d == 0 && d.sign == .plus {
-                Self.writeLiteral("0.0", into: &out)
+                text.append("0.0")
             } else if d == 1 {
-                Self.writeLiteral("1.0", into: &out)
+                text.append("1.0")
             } else if d.isFinite {
-                out.append(contentsOf: String(d).utf8)
+                var formatted = String(d)
+                formatted.withUTF8 { text.append($0) }
             } else {
-                Self.writeLiteral("null", into: &out)
+                text.append("null")
             }
         case .string(let s):
-            JSONValue.writeString(s, into: &out)
+            JSONValue.writeString(s, to: &text)
         case .array(let elements):
-            out.append(UInt8(ascii: "["))
+            text.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                element.write(into: &out)
+                if index > 0 { text.append(UInt8(ascii: ",")) }
+                element.write(to: &text)
             }
-            out.append(UInt8(ascii: "]"))
+            text.append(UInt8(ascii: "]"))
         case .object(let members):
-            out.append(UInt8(ascii: "{"))
+            text.append(UInt8(ascii: "{"))
             // Sorting the members themselves spares a hash look-up per key.
             for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(member.key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                member.value.write(into: &out)
+                if index > 0 { text.append(UInt8(ascii: ",")) }
+                JSONValue.writeString(member.key, to: &text)
+                text.append(UInt8(ascii: ":"))
+                member.value.write(to: &text)
             }
-            out.append(UInt8(ascii: "}"))
+            text.append(UInt8(ascii: "}"))
         }
-    }
-
-    /// Appends text known at compile time. (Appending a `String`'s UTF-8
-    /// view goes through a generic copy several times as long.)
-    static func writeLiteral(_ text: StaticString, into out: inout [UInt8]) {
-        text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// Appends the decimal digits of `value`, without making a `String` of
     /// it first: records hold several numbers (times, ids), and formatting
     /// each through `String(_:)` cost about four times as much.
-    static func writeInt(_ value: Int, into out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        // UInt64.max has 20 digits; they are produced last first.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+    static func writeInt(_ value: Int, to text: inout JSONTextBuffer) {
+        // Int.min has 19 digits and a sign. Counted first, the digits are
+        // then written straight into place, last first.
+        let magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        let sign = value < 0 ? 1 : 0
+        text.append(count: sign + digits) { out in
+            if sign == 1 { out[0] = UInt8(ascii: "-") }
+            var rest = magnitude
+            for position in stride(from: sign + digits - 1, through: sign, by: -1) {
+                out[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
         }
     }
 
     /// Writes `s` as a JSON string literal, escaping what RFC 8259 requires.
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
+    static func writeString(_ s: String, to text: inout JSONTextBuffer) {
+        text.append(UInt8(ascii: "\""))
         // Most strings (ids, states, member names) need no escape: checked
         // and copied whole from the string's own bytes, in one pass.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
             for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 return false
             }
-            out.append(contentsOf: bytes)
+            text.append(bytes)
             return true
         }
-        if copied == true {
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default:
-                out.append(byte)
+        if copied != true {
+            for byte in s.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): text.append(#"\""#)
+                case UInt8(ascii: "\\"): text.append(#"\\"#)
+                case UInt8(ascii: "\n"): text.append(#"\n"#)
+                case UInt8(ascii: "\r"): text.append(#"\r"#)
+                case UInt8(ascii: "\t"): text.append(#"\t"#)
+                case 0..<0x20:
+                    let hex: StaticString = "0123456789abcdef"
+                    text.append(#"\u00"#)
+                    text.append(hex.utf8Start[Int(byte >> 4)])
+                    text.append(hex.utf8Start[Int(byte & 0xF)])
+                default:
+                    text.append(byte)
+                }
             }
         }
-        out.append(UInt8(ascii: "\""))
+        text.append(UInt8(ascii: "\""))
     }
 }

@@ -107,7 +107,12 @@ public final class Dispatcher: RPCHandler {
             if let id {
                 switch consume reply {
                 case .value(let result)?: answer(.json(JSONRPCResponse.result(id, result)))
-                case .record(let entry)?: answer(.recordResult(id: id) { registry.writeRecord(entry, into: &$0) })
+                case .record(let entry)?:
+                    // Read here, so that the writer captures no object but
+                    // the entry: the registry and this dispatcher are weakly
+                    // referenced, which makes every retain of them slow.
+                    let now = registry.now()
+                    answer(.recordResult(id: id) { entry.writeRecord(now: now, to: &$0) })
                 case nil: break
                 }
             }

@@ -12,24 +12,19 @@ enum OutgoingMessage {
     /// The answers to a batch, in order, sent as one array.
     case batch([OutgoingMessage])
 
-    /// Room for a message carrying one record: most records of the daemon's
-    /// own benchmark are 170 to 230 bytes, and a buffer that must grow is
-    /// allocated twice.
-    static let recordMessageCapacity = 384
-
     /// The answer to request `id` whose result `writeResult` appends as
     /// JSON text: written once, into the buffer that goes to the socket.
     ///
     /// ```swift
-    /// .recordResult(id: 7) { registry.writeRecord(entry, into: &$0) }
+    /// .recordResult(id: 7) { registry.writeRecord(entry, to: &$0) }
     /// ```
-    static func recordResult(id: JSONValue, _ writeResult: (inout [UInt8]) -> Void) -> OutgoingMessage {
-        var text: [UInt8] = []
-        text.reserveCapacity(recordMessageCapacity)
-        JSONObjectWriter.append(to: &text) { object in
-            object.value("id", id)
-            object.string("jsonrpc", "2.0")
-            object.json("result", writeResult)
+    static func recordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) -> OutgoingMessage {
+        let text = JSONTextBuffer.bytes { text in
+            JSONObjectWriter.append(to: &text) { object in
+                object.value("id", id)
+                object.string("jsonrpc", "2.0")
+                object.json("result", writeResult)
+            }
         }
         return .recordResult(id: id, text: text)
     }
@@ -37,25 +32,22 @@ enum OutgoingMessage {
     /// The compact JSON text of the message (no trailing newline).
     func serialized() -> [UInt8] {
         if case .recordResult(_, let text) = self { return text }
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        write(into: &out)
-        return out
+        return JSONTextBuffer.bytes { write(to: &$0) }
     }
 
-    private func write(into out: inout [UInt8]) {
+    private func write(to text: inout JSONTextBuffer) {
         switch self {
         case .json(let value):
-            value.write(into: &out)
-        case .recordResult(_, let text):
-            out.append(contentsOf: text)
+            value.write(to: &text)
+        case .recordResult(_, let bytes):
+            text.append(bytes)
         case .batch(let answers):
-            out.append(UInt8(ascii: "["))
+            text.append(UInt8(ascii: "["))
             for (index, answer) in answers.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                answer.write(into: &out)
+                if index > 0 { text.append(UInt8(ascii: ",")) }
+                answer.write(to: &text)
             }
-            out.append(UInt8(ascii: "]"))
+            text.append(UInt8(ascii: "]"))
         }
     }
 

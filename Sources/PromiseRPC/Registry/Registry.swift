@@ -244,21 +244,20 @@ public final class Registry {
         entry.record(now: now())
     }
 
-    /// Appends the record of `entry`, now, to `out` as JSON text.
-    func writeRecord(_ entry: RemotePromise, into out: inout [UInt8]) {
-        entry.writeRecord(now: now(), into: &out)
+    /// Appends the record of `entry`, now, to `text` as JSON text.
+    func writeRecord(_ entry: RemotePromise, to text: inout JSONTextBuffer) {
+        entry.writeRecord(now: now(), to: &text)
     }
 
     /// The `settled` notification of `entry`, its record written as text.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(OutgoingMessage.recordMessageCapacity)
-        JSONObjectWriter.append(to: &out) { object in
-            object.string("jsonrpc", "2.0")
-            object.string("method", "settled")
-            object.json("params") { writeRecord(entry, into: &$0) }
+        JSONTextBuffer.bytes { text in
+            JSONObjectWriter.append(to: &text) { object in
+                object.string("jsonrpc", "2.0")
+                object.string("method", "settled")
+                object.json("params") { writeRecord(entry, to: &$0) }
+            }
         }
-        return out
     }
 
     // MARK: Settlement and progress

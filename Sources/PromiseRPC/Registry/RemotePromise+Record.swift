@@ -14,14 +14,14 @@ extension RemotePromise {
         return .object(builder.members)
     }
 
-    /// Appends the record's JSON text to `out`: the bytes of
+    /// Appends the record's JSON text to `text`: the bytes of
     /// `record(now:).serialized()`, without building the record.
-    func writeRecord(now: Int64, into out: inout [UInt8]) {
-        JSONObjectWriter.append(to: &out) { recordMembers(now: now, into: &$0) }
+    func writeRecord(now: Int64, to text: inout JSONTextBuffer) {
+        JSONObjectWriter.append(to: &text) { recordMembers(now: now, into: &$0) }
     }
 
     /// The record's members, in sorted key order.
-    private func recordMembers<Sink: JSONObjectSink>(now: Int64, into object: inout Sink) {
+    private func recordMembers<Sink: JSONObjectSink & ~Copyable>(now: Int64, into object: inout Sink) {
         let result = result(stampingSettledAt: now)
         object.strings("children", childIDs)
         object.value("created", .int(Int(created)))

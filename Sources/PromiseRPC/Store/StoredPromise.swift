@@ -103,14 +103,13 @@ extension StoredPromise {
     /// let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)
     /// ```
     public func serializedJSON() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(160)
-        JSONObjectWriter.append(to: &out) { documentMembers(into: &$0) }
-        return out
+        JSONTextBuffer.bytes { text in
+            JSONObjectWriter.append(to: &text) { documentMembers(into: &$0) }
+        }
     }
 
     /// The document's members, in sorted key order.
-    private func documentMembers<Sink: JSONObjectSink>(into object: inout Sink) {
+    private func documentMembers<Sink: JSONObjectSink & ~Copyable>(into object: inout Sink) {
         object.value("created", .int(Int(created)))
         object.string("cwd", ifPresent: cwd)
         object.value("deadline", ifPresent: deadline.map { .int(Int($0)) })

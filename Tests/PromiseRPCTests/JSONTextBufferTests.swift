@@ -1,0 +1,64 @@
+@testable import PromiseRPC
+import Testing
+
+/// `JSONTextBuffer` starts on the writer's stack and moves to the heap when
+/// a text outgrows it; every byte must survive the move, wherever it falls.
+@Suite("JSON text buffer")
+struct JSONTextBufferTests {
+    @Test("a string's text is written whole at, around and far beyond the stack room",
+          arguments: [2, 511, 512, 513, 1_024, 1_025, 70_000])
+    func longStrings(textLength: Int) {
+        let body = String((0..<textLength - 2).map { Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8($0 % 26))) })
+        let text = JSONValue.string(body).serialized()
+        #expect(text.count == textLength)
+        #expect(String(decoding: text, as: UTF8.self) == "\"" + body + "\"")
+    }
+
+    @Test("a text that grows several times, in the middle of keys, escapes and numbers, keeps every byte")
+    func manyGrowths() throws {
+        var members: [String: JSONValue] = [:]
+        var expected: [String] = []
+        for index in 0..<400 {
+            let key = "k\(String(index).count)\(index)"
+            let even = index.isMultiple(of: 2)
+            members[key] = even ? .int(-index * 1_000_003) : .string("q\"\(index)\n")
+            expected.append(#""\#(key)":"# + (even ? String(-index * 1_000_003) : #""q\"\#(index)\n""#))
+        }
+        expected.sort()
+        let value = JSONValue.object(members)
+        let text = String(decoding: value.serialized(), as: UTF8.self)
+        #expect(text == "{" + expected.joined(separator: ",") + "}")
+        #expect(try JSONValue(parsing: text) == value)
+    }
+
+    @Test("an object written member by member across the stack room is the text of the same object as a value")
+    func objectWriterAcrossGrowth() {
+        let names = (0..<60).map { "name number \($0)" }
+        let written = JSONTextBuffer.bytes { text in
+            JSONObjectWriter.append(to: &text) { object in
+                object.value("created", .int(1_795_454_472_776))
+                object.string("id", "a")
+                object.strings("names", names)
+                object.value("progress", .double(0.25))
+            }
+        }
+        let value: JSONValue = [
+            "created": 1_795_454_472_776, "id": "a", "names": .array(names.map(JSONValue.string)), "progress": 0.25,
+        ]
+        #expect(written.count > JSONTextBuffer.stackCapacity)
+        #expect(String(decoding: written, as: UTF8.self) == value.description)
+    }
+
+    @Test("an object with no members is written as {}")
+    func emptyObject() {
+        let written = JSONTextBuffer.bytes { text in JSONObjectWriter.append(to: &text) { _ in } }
+        #expect(written == Array("{}".utf8))
+    }
+
+    @Test("write(into:) appends after what the array already holds")
+    func writeIntoAppends() {
+        var out = Array("prefix ".utf8)
+        JSONValue.array([1, "two", nil]).write(into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == #"prefix [1,"two",null]"#)
+    }
+}
