@@ -59,7 +59,7 @@ public final class Dispatcher: RPCHandler {
         case .batch(let members):
             handleBatch(members, from: peer)
         case .single(let envelope):
-            _ = process(envelope, from: peer) { [weak self] answer in self?.send(answer, to: peer) }
+            _ = process(envelope, from: peer, answers: ConnectionAnswers(peer: peer, journal: registry.journal))
         }
         registry.runDeferred()
     }
@@ -80,25 +80,27 @@ public final class Dispatcher: RPCHandler {
             self?.send(.batch(answers), to: peer)
         }
         for (index, member) in members.enumerated() {
-            let answers = process(member, from: peer) { answer in batch.fill(index, answer) }
-            if answers { batch.expect(index) }
+            let answered = process(member, from: peer, answers: BatchMemberAnswers(batch: batch, index: index))
+            if answered { batch.expect(index) }
         }
         batch.close()
     }
 
-    /// Runs one message. `answer` is called once, now or later, with the
-    /// answer message, unless it is a notification. Returns whether it will be.
-    private func process(_ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answer: @escaping (OutgoingMessage) -> Void) -> Bool {
+    /// Runs one message. `answers` is sent the answer message once, now or
+    /// later, unless it is a notification. Returns whether it will be.
+    private func process(
+        _ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answers: some AnswerChannel
+    ) -> Bool {
         let request: JSONRPCRequest
         do {
             request = try JSONRPCRequest(message)
         } catch {
             if error.notification { return false }
-            answer(.json(JSONRPCResponse.error(error.id, error.error)))
+            answers.send(.json(JSONRPCResponse.error(error.id, error.error)))
             return true
         }
         let id = request.id
-        let call = RegistryCall(connectionID: peer.connectionID, requestID: id, send: answer)
+        let call = RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
         do {
             try checkDepth(of: request.params)
             let reply = try route(request.method, RPCParams(request.params), call)
@@ -106,21 +108,21 @@ public final class Dispatcher: RPCHandler {
             // and released every part of the reply.
             if let id {
                 switch consume reply {
-                case .value(let result)?: answer(.json(JSONRPCResponse.result(id, result)))
+                case .value(let result)?: answers.send(.json(JSONRPCResponse.result(id, result)))
                 case .record(let entry)?:
                     // Read here, so that the writer captures no object but
                     // the entry: the registry and this dispatcher are weakly
                     // referenced, which makes every retain of them slow.
                     let now = registry.now()
-                    answer(.recordResult(id: id) { entry.writeRecord(now: now, to: &$0) })
+                    answers.send(.recordResult(id: id) { entry.writeRecord(now: now, to: &$0) })
                 case nil: break
                 }
             }
         } catch let error as RPCError {
-            if let id { answer(.json(JSONRPCResponse.error(id, error))) }
+            if let id { answers.send(.json(JSONRPCResponse.error(id, error))) }
         } catch {
             logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(request.method)", "error": "\(error)"])
-            if let id { answer(.json(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)")))) }
+            if let id { answers.send(.json(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)")))) }
         }
         return id != nil
     }
@@ -173,23 +175,47 @@ public final class Dispatcher: RPCHandler {
         }
     }
 
-    /// Sends `message` once every change made so far is stored: no answer
-    /// reveals what a crash could undo. When that change could not be
-    /// stored, the answers that acknowledged it become -32603 errors.
+    /// Sends `message` once every change made so far is stored (see
+    /// ``ConnectionAnswers``).
     private func send(_ message: OutgoingMessage, to peer: any RPCPeer) {
-        guard let journal = registry.journal else { return transmit(message, to: peer) }
-        journal.deliver { [weak self] failure in
-            guard let failure else {
-                self?.transmit(message, to: peer)
-                return
+        ConnectionAnswers(peer: peer, journal: registry.journal).send(message)
+    }
+
+    /// Answers to a message sent on its own: to its connection, once every
+    /// change made so far is stored, so that no answer reveals what a crash
+    /// could undo. When that change could not be stored, the answers that
+    /// acknowledged it become -32603 errors.
+    ///
+    /// It holds the journal rather than this dispatcher, so that it can be
+    /// kept (by an unanswered `wait`) in the registry this dispatcher owns
+    /// without a weak reference, which would not fit in an
+    /// `any AnswerChannel` without an allocation.
+    private struct ConnectionAnswers: AnswerChannel {
+        let peer: any RPCPeer
+        let journal: GroupCommit?
+
+        func send(_ message: OutgoingMessage) {
+            guard let journal else { return Self.transmit(message, to: peer) }
+            journal.deliver { [peer] failure in
+                guard let failure else { return Self.transmit(message, to: peer) }
+                Self.transmit(message.refusingResults(Dispatcher.storeError(failure, journal.store)), to: peer)
             }
-            self?.transmit(message.refusingResults(Self.storeError(failure, journal.store)), to: peer)
+        }
+
+        private static func transmit(_ message: OutgoingMessage, to peer: any RPCPeer) {
+            guard peer.isOpen else { return }
+            peer.send(message.serialized())
         }
     }
 
-    private func transmit(_ message: OutgoingMessage, to peer: any RPCPeer) {
-        guard peer.isOpen else { return }
-        peer.send(message.serialized())
+    /// Answers to a member of a batch: into the batch's one answer.
+    private struct BatchMemberAnswers: AnswerChannel {
+        let batch: BatchAnswer
+        let index: Int
+
+        func send(_ message: OutgoingMessage) {
+            batch.fill(index, message)
+        }
     }
 
     /// -32603 for a store that cannot write.

@@ -55,22 +55,33 @@ final class Waiter {
     }
 }
 
+/// Where the answers to one request go: its connection, or the answer of
+/// the batch it came in.
+///
+/// A protocol rather than a closure: the dispatcher's channels are small
+/// structs, held in `any AnswerChannel` without an allocation, where a
+/// closure capturing the same things cost two per request (its context,
+/// and a box for its weak reference).
+protocol AnswerChannel {
+    func send(_ message: OutgoingMessage)
+}
+
 /// A registry method call: who makes it, and where an answer that cannot be
 /// given at once goes.
 struct RegistryCall {
     let connectionID: UInt64
     /// The request's id; nil for a notification, which gets no answer.
     let requestID: JSONValue?
-    /// Sends a message to the caller.
-    let send: (OutgoingMessage) -> Void
+    /// Takes messages for the caller.
+    let answers: any AnswerChannel
 
     /// Takes the answer of a method that answers later (`wait`); nil for a
     /// notification. Made on demand: only `wait` needs it, and making it for
     /// every request cost an allocation each.
     var answerLater: ((Result<JSONValue, RPCError>) -> Void)? {
         guard let requestID else { return nil }
-        let send = self.send
-        return { outcome in send(.json(JSONRPCResponse.answer(requestID, outcome))) }
+        let answers = self.answers
+        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome))) }
     }
 }
 
