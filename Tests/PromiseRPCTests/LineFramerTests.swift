@@ -165,4 +165,24 @@ struct LineFramerTests {
         }
         #expect(got == expected)
     }
+
+    @Test("lent lines are the same lines, whether read whole or built from pieces, and CRs are dropped the same way")
+    func lentLinesInPieces() throws {
+        let expected = (0..<500).map { "{\"id\":\($0),\"pad\":\"\(String(repeating: "x", count: $0 % 37))\"}" }
+        let stream = Array(expected.joined(separator: "\r\n").utf8) + [0x0D, 0x0A]
+        var framer = LineFramer(maxLineBytes: 128)
+        var got: [String] = []
+        var offset = 0
+        var size = 1
+        while offset < stream.count {
+            let end = min(stream.count, offset + size)
+            try stream[offset..<end].withUnsafeBytes { piece in
+                try framer.feed(piece, lending: { line in got.append(String(decoding: line, as: UTF8.self)) })
+            }
+            offset = end
+            size = size % 211 + 29
+        }
+        #expect(got == expected)
+        #expect(framer.bufferedByteCount == 0)
+    }
 }

@@ -34,17 +34,23 @@ struct JSONParser {
         _ bytes: some Collection<UInt8>, _ read: (inout JSONParser) throws(JSONParseError) -> Parsed
     ) throws(JSONParseError) -> Parsed {
         func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Parsed, JSONParseError> {
-            Result { () throws(JSONParseError) -> Parsed in
-                var parser = JSONParser(buffer)
-                parser.skipWhitespace()
-                let parsed = try read(&parser)
-                parser.skipWhitespace()
-                guard parser.index == buffer.count else { throw parser.error("unexpected text after the value") }
-                return parsed
-            }
+            Result { () throws(JSONParseError) -> Parsed in try JSONParser.parse(buffer, read) }
         }
         if let contiguous = bytes.withContiguousStorageIfAvailable(parse) { return try contiguous.get() }
         return try Array(bytes).withUnsafeBufferPointer(parse).get()
+    }
+
+    /// The same, for bytes already in memory: the daemon's path for every
+    /// line, spared the generic one's closure and `Result`.
+    static func parse<Parsed>(
+        _ buffer: UnsafeBufferPointer<UInt8>, _ read: (inout JSONParser) throws(JSONParseError) -> Parsed
+    ) throws(JSONParseError) -> Parsed {
+        var parser = JSONParser(buffer)
+        parser.skipWhitespace()
+        let parsed = try read(&parser)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the value") }
+        return parsed
     }
 
     // MARK: Values

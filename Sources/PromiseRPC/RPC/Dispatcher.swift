@@ -45,6 +45,12 @@ public final class Dispatcher: RPCHandler {
     }
 
     public func handle(line: [UInt8], from peer: any RPCPeer) {
+        line.withUnsafeBytes { handle(line: $0, from: peer) }
+    }
+
+    /// Reads the line where it lies: the server lends most lines from the
+    /// bytes it read, which spares copying each into an array of its own.
+    public func handle(line: UnsafeRawBufferPointer, from peer: any RPCPeer) {
         if line.allSatisfy(Self.isJSONWhitespace) { return }
         let message: RequestLine
         do {

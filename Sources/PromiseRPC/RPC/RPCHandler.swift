@@ -5,6 +5,10 @@ public protocol RPCHandler: AnyObject {
     func connectionOpened(_ peer: any RPCPeer)
     /// One complete line, without its "\n" (and without a trailing "\r").
     func handle(line: [UInt8], from peer: any RPCPeer)
+    /// The same, with the line's bytes lent for the call only: the server
+    /// hands most lines over this way, straight from the bytes it read.
+    /// By default, copies them into an array for ``handle(line:from:)-([UInt8],_)``.
+    func handle(line: UnsafeRawBufferPointer, from peer: any RPCPeer)
     /// The client is gone: closed, errored, or cut off. Called once per opened peer.
     func connectionClosed(_ peer: any RPCPeer)
     /// The server is stopping: it accepts no one new, and closes the open
@@ -14,6 +18,10 @@ public protocol RPCHandler: AnyObject {
 }
 
 extension RPCHandler {
+    public func handle(line: UnsafeRawBufferPointer, from peer: any RPCPeer) {
+        handle(line: Array(line), from: peer)
+    }
+
     /// Nothing to finish: done at once.
     public func stop(_ done: @escaping () -> Void) { done() }
 }

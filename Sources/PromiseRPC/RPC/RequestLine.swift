@@ -23,15 +23,25 @@ enum RequestLine: Hashable {
     /// - Throws: ``JSONParseError`` when the line is not JSON, exactly as
     ///   ``JSONValue/init(parsing:)-(some Collection<UInt8>)`` would.
     init(parsing line: [UInt8]) throws(JSONParseError) {
-        self = try JSONParser.parse(line) { parser throws(JSONParseError) in
-            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
-                return .single(try parser.parseEnvelope())
+        let parsed = line.withUnsafeBytes { bytes in
+            Result { () throws(JSONParseError) in try RequestLine(parsing: bytes) }
+        }
+        self = try parsed.get()
+    }
+
+    /// Reads a line lent as bytes (see ``Dispatcher/handle(line:from:)-(UnsafeRawBufferPointer,_)``).
+    init(parsing line: UnsafeRawBufferPointer) throws(JSONParseError) {
+        self = try line.withMemoryRebound(to: UInt8.self) { bytes throws(JSONParseError) in
+            try JSONParser.parse(bytes) { parser throws(JSONParseError) in
+                guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
+                    return .single(try parser.parseEnvelope())
+                }
+                var messages: [JSONRPCEnvelope?] = []
+                try parser.parseElements { parser throws(JSONParseError) in
+                    messages.append(try parser.parseEnvelope())
+                }
+                return .batch(messages)
             }
-            var messages: [JSONRPCEnvelope?] = []
-            try parser.parseElements { parser throws(JSONParseError) in
-                messages.append(try parser.parseEnvelope())
-            }
-            return .batch(messages)
         }
     }
 }

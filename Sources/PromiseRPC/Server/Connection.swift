@@ -140,15 +140,15 @@ final class Connection: RPCPeer {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard state == .active else { return }
         do {
-            try framer.feed(bytes) { line in
+            try framer.feed(bytes, lending: { line in
                 // A handler may have cut this connection off while answering an earlier line.
                 guard state == .active, let handler else { return }
                 if isReadPaused {
-                    heldLines.append(line)
+                    heldLines.append(Array(line))
                 } else {
                     handler.handle(line: line, from: self)
                 }
-            }
+            })
         } catch {
             logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
             reject(RPCError(.limitExceeded, "line too long: more than \(error.limit) bytes",

@@ -57,6 +57,16 @@ public struct LineFramer: Sendable {
         _ bytes: UnsafeRawBufferPointer,
         _ body: ([UInt8]) -> Void
     ) throws(LineTooLong) {
+        try feed(bytes, lending: { body(Array($0)) })
+    }
+
+    /// Like ``feed(_:_:)-(UnsafeRawBufferPointer,_)``, but each line's bytes
+    /// are lent to `body` for the call only, not copied: from `bytes`
+    /// itself, or from the framer's buffer for a line that came in pieces.
+    public mutating func feed(
+        _ bytes: UnsafeRawBufferPointer,
+        lending body: (UnsafeRawBufferPointer) -> Void
+    ) throws(LineTooLong) {
         guard !isUnframeable else { throw LineTooLong(limit: maxLineBytes) }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let count = bytes.count
@@ -69,12 +79,12 @@ public struct LineFramer: Sendable {
                 var end = newline
                 if end > start && bytes[end - 1] == 0x0D { end -= 1 }
                 guard end - start <= maxLineBytes else { throw fail() }
-                body(Array(UnsafeRawBufferPointer(rebasing: bytes[start..<end])))
+                body(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
             } else {
                 partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
                 if partial.last == 0x0D { partial.removeLast() }
                 guard partial.count <= maxLineBytes else { throw fail() }
-                body(partial)
+                partial.withUnsafeBytes(body)
                 if partial.capacity > Self.retainedCapacity {
                     partial = []
                 } else {
