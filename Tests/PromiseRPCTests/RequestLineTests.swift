@@ -33,6 +33,10 @@ struct RequestLineTests {
         #"{"id":{"an":"object"},"jsonrpc":"2.0","method":"info"}"#,
         #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"a","value":{"n":1.5e3,"s":"\n\"\\"}}}"#,
         #"[{"jsonrpc":"2.0","id":1,"method":"info"},1,"x",[],{},{"method":"get"}]"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"a","id":"b","x":{}}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"a"},"params":[1]}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"get","params":7,"params":{"id":"c"}}"#,
+        #"{"params":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"i":{"j":[10]}},"jsonrpc":"2.0","method":"list"}"#,
         #"[]"#,
         #"{}"#,
         #""just a string""#,
@@ -70,6 +74,25 @@ struct RequestLineTests {
             }
         }
         #expect(checked > 5_000)
+    }
+
+    @Test("a repeated param reads as its last value, among few params and among many",
+          arguments: [2, 8, 9, 40])
+    func repeatedParamReadsLast(count: Int) throws {
+        let others = (0..<count).map { #""p\#($0)":\#($0)"# }
+        let line = #"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"first","#
+            + others.joined(separator: ",") + #","id":"last","p0":"again"}}"#
+        guard case .single(let envelope) = try RequestLine(parsing: Array(line.utf8)) else {
+            Issue.record("not one message")
+            return
+        }
+        let params = try JSONRPCRequest(envelope).namedParams
+        #expect(params["id"] == "last")
+        #expect(params["p0"] == "again")
+        #expect(params["p\(count - 1)"] == .int(count - 1))
+        #expect(params["missing"] == nil)
+        #expect(params.members.count == count + 1)
+        #expect(params.depth == 1)
     }
 
     @Test("the envelope of a request names its four members and drops the rest")

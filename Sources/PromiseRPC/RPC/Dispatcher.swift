@@ -108,8 +108,8 @@ public final class Dispatcher: RPCHandler {
         let id = request.id
         let call = RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
         do {
-            try checkDepth(of: request.params)
-            let reply = try route(request.method, RPCParams(request.params), call)
+            try checkDepth(of: request.namedParams)
+            let reply = try route(request.method, request.namedParams, call)
             // Consumed, not copied into a tuple with the id: that retained
             // and released every part of the reply.
             if let id {
@@ -137,8 +137,8 @@ public final class Dispatcher: RPCHandler {
     /// and sent back inside records, envelopes and combinator results, each
     /// adding levels; capping them well below the parser's 512 keeps every
     /// answer readable by a strict client.
-    private func checkDepth(of params: [String: JSONValue]) throws(RPCError) {
-        guard JSONValue.object(params).depth > limits.maxValueDepth else { return }
+    private func checkDepth(of params: RPCParams) throws(RPCError) {
+        guard params.depth > limits.maxValueDepth else { return }
         throw RPCError(
             .limitExceeded, "params are nested deeper than \(limits.maxValueDepth) levels",
             data: ["limit": "maxValueDepth", "value": .int(limits.maxValueDepth)])

@@ -11,12 +11,22 @@ public struct JSONRPCRequest: Sendable, Hashable {
     public var id: JSONValue?
     public var method: String
     /// The named params; an absent (or null) "params" reads as an empty object.
-    public var params: [String: JSONValue]
+    public var params: [String: JSONValue] {
+        get { namedParams.members }
+        set { namedParams = RPCParams(newValue) }
+    }
+
+    /// The same params, as the methods read them.
+    var namedParams: RPCParams
 
     public init(id: JSONValue?, method: String, params: [String: JSONValue] = [:]) {
+        self.init(id: id, method: method, namedParams: RPCParams(params))
+    }
+
+    init(id: JSONValue?, method: String, namedParams: RPCParams) {
         self.id = id
         self.method = method
-        self.params = params
+        self.namedParams = namedParams
     }
 
     /// True when no answer is to be sent.
@@ -53,16 +63,19 @@ public struct JSONRPCRequest: Sendable, Hashable {
         guard case .string(let method)? = envelope.method else {
             throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"method\" must be a string"))
         }
-        var params: [String: JSONValue] = [:]
-        switch envelope.params {
-        case nil, .null?: break  // null is read as absent: clients often write a missing value so
-        case .object(let object)?: params = object
-        default:
-            throw Rejection(
-                id: answerID, notification: id == nil,
-                error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
+        var params = RPCParams(pairs: [])
+        if let named = envelope.namedParams {
+            params = named
+        } else {
+            switch envelope.otherParams {
+            case nil, .null?: break  // null is read as absent: clients often write a missing value so
+            default:
+                throw Rejection(
+                    id: answerID, notification: id == nil,
+                    error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
+            }
         }
-        self.init(id: id, method: method, params: params)
+        self.init(id: id, method: method, namedParams: params)
     }
 
     /// Why a message is not an acceptable request, and where the answer goes.

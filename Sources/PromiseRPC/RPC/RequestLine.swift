@@ -6,7 +6,8 @@
 /// parsed, so no dictionary is built (and no key hashed) for the top level
 /// of every request. Hashing those keys, to build the object and then to
 /// look its members up, was about a tenth of the daemon's instructions per
-/// request. The values themselves, `params` included, are parsed as usual.
+/// request. The members of an object `params` go into ``RPCParams`` as they
+/// are read, again without a dictionary; every other value is parsed as usual.
 ///
 /// ```swift
 /// let line = try RequestLine(parsing: Array(#"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"a"}}"#.utf8))
@@ -54,7 +55,11 @@ struct JSONRPCEnvelope: Hashable {
     var id: JSONValue?
     var jsonrpc: JSONValue?
     var method: JSONValue?
-    var params: JSONValue?
+    /// "params" when it is an object: its members, read straight into
+    /// ``RPCParams`` with no dictionary built.
+    var namedParams: RPCParams?
+    /// "params" when it is anything but an object (refused, but for null).
+    var otherParams: JSONValue?
 
     /// The envelope of a message already parsed; nil when it is not an object.
     init?(_ message: JSONValue) {
@@ -67,6 +72,18 @@ struct JSONRPCEnvelope: Hashable {
         self.jsonrpc = jsonrpc
         self.method = method
         self.params = params
+    }
+
+    /// "params", whichever form it came in.
+    var params: JSONValue? {
+        get { namedParams.map { .object($0.members) } ?? otherParams }
+        set {
+            if case .object(let members)? = newValue {
+                (namedParams, otherParams) = (RPCParams(members), nil)
+            } else {
+                (namedParams, otherParams) = (nil, newValue)
+            }
+        }
     }
 }
 
@@ -82,16 +99,35 @@ extension JSONParser {
         try parseMembers { parser throws(JSONParseError) in
             try parser.parseEnvelopeKey()
         } value: { parser, key throws(JSONParseError) in
+            if key == .params, parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") {
+                envelope.namedParams = try parser.parseNamedParams()
+                envelope.otherParams = nil
+                return
+            }
             let value = try parser.parseValue()
             switch key {
             case .id?: envelope.id = value
             case .jsonrpc?: envelope.jsonrpc = value
             case .method?: envelope.method = value
-            case .params?: envelope.params = value
+            case .params?: (envelope.namedParams, envelope.otherParams) = (nil, value)
             case nil: break
             }
         }
         return consume envelope
+    }
+
+    /// Reads the params object (the parser is on its "{") member by member,
+    /// into ``RPCParams`` as they come.
+    private mutating func parseNamedParams() throws(JSONParseError) -> RPCParams {
+        var pairs: [(key: String, value: JSONValue)] = []
+        // Room for most requests' params (one to three members) at once.
+        pairs.reserveCapacity(4)
+        try parseMembers { parser throws(JSONParseError) in
+            try parser.parseString()
+        } value: { parser, key throws(JSONParseError) in
+            pairs.append((key: key, value: try parser.parseValue()))
+        }
+        return RPCParams(pairs: pairs)
     }
 
     /// Reads a key: one of the envelope's, or nil for any other.
