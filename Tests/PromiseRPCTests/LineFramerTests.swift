@@ -7,6 +7,22 @@ struct LineFramerTests {
         lines.map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Calls `body` with `stream` in consecutive pieces of 1 byte, then of
+    /// sizes stepping by `step` and wrapping below `largest`, so that line
+    /// ends fall at every position in a piece.
+    private func inOddPieces(
+        _ stream: [UInt8], largest: Int, step: Int, _ body: (ArraySlice<UInt8>) throws -> Void
+    ) rethrows {
+        var offset = 0
+        var size = 1
+        while offset < stream.count {
+            let end = min(stream.count, offset + size)
+            try body(stream[offset..<end])
+            offset = end
+            size = size % largest + step
+        }
+    }
+
     @Test("one read holding many lines yields each line in order")
     func manyLinesInOneRead() throws {
         var framer = LineFramer(maxLineBytes: 100)
@@ -155,13 +171,8 @@ struct LineFramerTests {
         let stream = Array(expected.joined(separator: "\r\n").utf8) + [0x0A]
         var framer = LineFramer(maxLineBytes: 64)
         var got: [String] = []
-        var offset = 0
-        var size = 1
-        while offset < stream.count {
-            let end = min(stream.count, offset + size)
-            got += strings(try framer.lines(in: stream[offset..<end]))
-            offset = end
-            size = size % 97 + 13
+        try inOddPieces(stream, largest: 97, step: 13) { piece in
+            got += strings(try framer.lines(in: piece))
         }
         #expect(got == expected)
     }
@@ -172,15 +183,10 @@ struct LineFramerTests {
         let stream = Array(expected.joined(separator: "\r\n").utf8) + [0x0D, 0x0A]
         var framer = LineFramer(maxLineBytes: 128)
         var got: [String] = []
-        var offset = 0
-        var size = 1
-        while offset < stream.count {
-            let end = min(stream.count, offset + size)
-            try stream[offset..<end].withUnsafeBytes { piece in
-                try framer.feed(piece, lending: { line in got.append(String(decoding: line, as: UTF8.self)) })
+        try inOddPieces(stream, largest: 211, step: 29) { piece in
+            try piece.withUnsafeBytes { bytes in
+                try framer.feed(bytes, lending: { line in got.append(String(decoding: line, as: UTF8.self)) })
             }
-            offset = end
-            size = size % 211 + 29
         }
         #expect(got == expected)
         #expect(framer.bufferedByteCount == 0)

@@ -53,6 +53,29 @@ struct RegistryDurabilityTests {
         #expect(reader.takeMessages().first?["result"]?["state"] == "fulfilled")
     }
 
+    @Test("a wait answered later is held until the settlement it reports is committed, then sent to the waiter alone")
+    func laterWaitAnswerWaitsForCommit() throws {
+        let harness = RPCHarness(store: MemoryPromiseStore())
+        let waiter = harness.connect()
+        let settler = harness.connect()
+        harness.call("create", ["id": "a"], from: settler)
+        _ = settler.takeMessages()
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":"w","method":"wait","params":{"id":"a"}}"#.utf8), from: waiter)
+        harness.settleStore()
+        #expect(waiter.sent.isEmpty)
+        harness.dispatcher.handle(
+            line: Array(#"{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"a","value":7}}"#.utf8), from: settler)
+        #expect(waiter.sent.isEmpty)
+        #expect(settler.takeMessages().isEmpty)
+        harness.settleStore()
+        let answers = waiter.takeMessages()
+        #expect(answers.map { $0["id"] } == ["w"])
+        #expect(answers.first?["result"]?["state"] == "fulfilled")
+        #expect(answers.first?["result"]?["value"] == 7)
+        #expect(settler.takeMessages().map { $0["id"] } == [2])
+    }
+
     @Test("everything one request line does is committed in one batch")
     func oneLineOneBatch() throws {
         let (store, harness, peer) = startDurable()

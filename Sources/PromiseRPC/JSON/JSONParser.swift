@@ -70,11 +70,13 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        // Room for the members of most requests' params (one to three) from
-        // the start: an empty dictionary regrew, rehashing every key, at the
-        // 2nd and 3rd member, and gathering the members in an array first
-        // cost an allocation of its own. Not more room: parsed values are
-        // kept in records, and four buckets cost a small object little.
+        // Room for a small object's members (values and reasons mostly hold
+        // one to three) from the start: an empty dictionary regrew,
+        // rehashing every key, at the 2nd and 3rd member, and gathering the
+        // members in an array first cost an allocation of its own. Not more
+        // room: parsed values are kept in records, and four buckets cost a
+        // small object little. (A request's params do not come here: see
+        // `RequestLine`.)
         var members: [String: JSONValue] = Dictionary(minimumCapacity: 3)
         try parseMembers { parser throws(JSONParseError) in
             try parser.parseString()

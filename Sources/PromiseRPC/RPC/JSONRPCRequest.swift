@@ -63,17 +63,14 @@ public struct JSONRPCRequest: Sendable, Hashable {
         guard case .string(let method)? = envelope.method else {
             throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"method\" must be a string"))
         }
-        var params = RPCParams(pairs: [])
-        if let named = envelope.namedParams {
-            params = named
-        } else {
-            switch envelope.otherParams {
-            case nil, .null?: break  // null is read as absent: clients often write a missing value so
-            default:
-                throw Rejection(
-                    id: answerID, notification: id == nil,
-                    error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
-            }
+        let params: RPCParams
+        switch envelope.params {
+        case .named(let named)?: params = named
+        case nil, .other(.null)?: params = RPCParams(pairs: [])  // null is read as absent: clients often write a missing value so
+        case .other?:
+            throw Rejection(
+                id: answerID, notification: id == nil,
+                error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
         }
         self.init(id: id, method: method, namedParams: params)
     }

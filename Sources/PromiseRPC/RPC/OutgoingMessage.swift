@@ -16,7 +16,7 @@ enum OutgoingMessage {
     /// JSON text: written once, into the buffer that goes to the socket.
     ///
     /// ```swift
-    /// .recordResult(id: 7) { registry.writeRecord(entry, to: &$0) }
+    /// .recordResult(id: 7) { entry.writeRecord(now: now, to: &$0) }
     /// ```
     static func recordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) -> OutgoingMessage {
         let text = JSONTextBuffer.bytes { text in

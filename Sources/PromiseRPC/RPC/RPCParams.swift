@@ -14,10 +14,10 @@ public struct RPCParams: Sendable, Hashable {
     /// asks for each it knows, so comparing the few keys costs less than
     /// hashing each key once to build a dictionary and again per lookup
     /// (about 1,500 instructions per create+resolve pair, callgrind).
-    private var pairs: [(key: String, value: JSONValue)]
+    private let pairs: [(key: String, value: JSONValue)]
     /// Positions in `pairs` by key, for the rare params with many members,
     /// which a linear search would make quadratic in the line's length.
-    private var index: [String: Int]?
+    private let index: [String: Int]?
 
     /// Params with more members than this are indexed.
     private static let linearSearchLimit = 8
@@ -35,12 +35,14 @@ public struct RPCParams: Sendable, Hashable {
     /// Members as read from a request, in order (see `RequestLine`).
     init(pairs: [(key: String, value: JSONValue)]) {
         self.pairs = pairs
-        if pairs.count > Self.linearSearchLimit {
-            var index: [String: Int] = [:]
-            index.reserveCapacity(pairs.count)
-            for (position, pair) in pairs.enumerated() { index[pair.key] = position }
-            self.index = index
+        guard pairs.count > Self.linearSearchLimit else {
+            index = nil
+            return
         }
+        var index: [String: Int] = [:]
+        index.reserveCapacity(pairs.count)
+        for (position, pair) in pairs.enumerated() { index[pair.key] = position }
+        self.index = index
     }
 
     /// The value of `key`.

@@ -55,11 +55,24 @@ struct JSONRPCEnvelope: Hashable {
     var id: JSONValue?
     var jsonrpc: JSONValue?
     var method: JSONValue?
-    /// "params" when it is an object: its members, read straight into
-    /// ``RPCParams`` with no dictionary built.
-    var namedParams: RPCParams?
-    /// "params" when it is anything but an object (refused, but for null).
-    var otherParams: JSONValue?
+    var params: Params?
+
+    /// "params" as sent.
+    enum Params: Hashable {
+        /// An object: its members, read straight into ``RPCParams`` with no
+        /// dictionary built.
+        case named(RPCParams)
+        /// Anything else (refused, but for null).
+        case other(JSONValue)
+
+        init(_ value: JSONValue) {
+            if case .object(let members) = value {
+                self = .named(RPCParams(members))
+            } else {
+                self = .other(value)
+            }
+        }
+    }
 
     /// The envelope of a message already parsed; nil when it is not an object.
     init?(_ message: JSONValue) {
@@ -71,19 +84,7 @@ struct JSONRPCEnvelope: Hashable {
         self.id = id
         self.jsonrpc = jsonrpc
         self.method = method
-        self.params = params
-    }
-
-    /// "params", whichever form it came in.
-    var params: JSONValue? {
-        get { namedParams.map { .object($0.members) } ?? otherParams }
-        set {
-            if case .object(let members)? = newValue {
-                (namedParams, otherParams) = (RPCParams(members), nil)
-            } else {
-                (namedParams, otherParams) = (nil, newValue)
-            }
-        }
+        self.params = params.map(Params.init)
     }
 }
 
@@ -100,8 +101,7 @@ extension JSONParser {
             try parser.parseEnvelopeKey()
         } value: { parser, key throws(JSONParseError) in
             if key == .params, parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") {
-                envelope.namedParams = try parser.parseNamedParams()
-                envelope.otherParams = nil
+                envelope.params = .named(try parser.parseNamedParams())
                 return
             }
             let value = try parser.parseValue()
@@ -109,7 +109,7 @@ extension JSONParser {
             case .id?: envelope.id = value
             case .jsonrpc?: envelope.jsonrpc = value
             case .method?: envelope.method = value
-            case .params?: (envelope.namedParams, envelope.otherParams) = (nil, value)
+            case .params?: envelope.params = .other(value)
             case nil: break
             }
         }

@@ -244,18 +244,14 @@ public final class Registry {
         entry.record(now: now())
     }
 
-    /// Appends the record of `entry`, now, to `text` as JSON text.
-    func writeRecord(_ entry: RemotePromise, to text: inout JSONTextBuffer) {
-        entry.writeRecord(now: now(), to: &text)
-    }
-
     /// The `settled` notification of `entry`, its record written as text.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
-        JSONTextBuffer.bytes { text in
+        let now = now()
+        return JSONTextBuffer.bytes { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.string("jsonrpc", "2.0")
                 object.string("method", "settled")
-                object.json("params") { writeRecord(entry, to: &$0) }
+                object.json("params") { entry.writeRecord(now: now, to: &$0) }
             }
         }
     }
