@@ -35,7 +35,7 @@ struct GroupCommitTests {
         init() {
             journal = GroupCommit(store: store, loop: loop, writer: writer, services: services,
                                   logger: Logger(label: "test.journal") { _ in SwiftLogNoOpLogHandler() })
-            journal.snapshot = { [unowned self] id in states[id] }
+            journal.snapshots = { [unowned self] ids in ids.compactMap { states[$0] } }
         }
 
         /// Changes promise `id` to `state` in memory.

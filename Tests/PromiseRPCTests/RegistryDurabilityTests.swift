@@ -93,6 +93,23 @@ struct RegistryDurabilityTests {
         #expect(store["x3"]?.value == "v")
     }
 
+    @Test("a promise made and forgotten in one request line is not written: its batch keeps the others")
+    func promiseMadeAndForgottenInOneLineIsNotStored() throws {
+        let (store, harness, peer) = startDurable()
+        let before = store.commitCount
+        harness.send(#"""
+            [{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"gone"}},
+             {"jsonrpc":"2.0","id":2,"method":"create","params":{"id":"kept"}},
+             {"jsonrpc":"2.0","id":3,"method":"resolve","params":{"id":"gone","value":1}},
+             {"jsonrpc":"2.0","id":4,"method":"forget","params":{"ids":["gone"]}}]
+            """#.replacingOccurrences(of: "\n", with: ""), from: peer)
+        #expect(store.commitCount == before + 1)
+        // Deletions are applied before upserts: a write of "gone" in the batch would have stayed.
+        #expect(store["gone"] == nil)
+        #expect(try store.load().map(\.id) == ["kept"])
+        #expect(harness.errorCode("get", ["id": "gone"], from: peer) == -32001)
+    }
+
     @Test("a restart restores settled records exactly, and pending promises that can still be settled")
     func restartRestoresRecords() throws {
         let (store, first, peer) = startDurable()

@@ -87,7 +87,16 @@ public final class Registry {
         self.logger = logger
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
-        journal?.snapshot = { [unowned self] id in entries[id]?.stored(now: now()) }
+        journal?.snapshots = { [unowned self] ids in
+            let now = now()
+            var promises: [StoredPromise] = []
+            promises.reserveCapacity(ids.count)
+            // Appended straight from `stored`: `compactMap` moved each promise
+            // (291 bytes) once more through an optional and grew its array as it went.
+            // An id touched, then removed, has nothing to write but its deletion.
+            for id in ids { if let entry = entries[id] { promises.append(entry.stored(now: now)) } }
+            return promises
+        }
     }
 
     /// How many promises it holds.

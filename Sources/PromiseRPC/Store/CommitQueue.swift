@@ -86,6 +86,9 @@ extension StoreBatch {
     /// applied before upserts, so a later deletion must also drop the
     /// earlier write of the promise it deletes.
     mutating func append(_ later: StoreBatch) {
+        // The usual case, the writer having taken the last batch: adopt the
+        // arrays rather than copy each promise (a retain per field) into empty ones.
+        guard !isEmpty else { return self = later }
         if !later.deletions.isEmpty && !upserts.isEmpty {
             let deleted = Set(later.deletions)
             upserts.removeAll { deleted.contains(StoreDeletion(id: $0.id, sequence: $0.sequence)) }

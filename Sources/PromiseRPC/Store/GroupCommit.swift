@@ -26,7 +26,7 @@ import Promise
 /// ```swift
 /// let journal = GroupCommit(store: store, loop: loopExecutor, writer: DispatchQueue(label: "store"),
 ///                           services: services, logger: logger)
-/// journal.snapshot = { id in registry.stored(id) }
+/// journal.snapshots = { ids in registry.stored(ids) }
 /// journal.touch("build")                      // changed in memory
 /// journal.deliver { failure in send(answer) }  // runs once "build" is on disk
 /// ```
@@ -39,8 +39,12 @@ public final class GroupCommit {
     private let services: any LoopServices
     private let logger: Logger
     private let queue = CommitQueue()
-    /// What to write for an id: the promise as it is now, or nil to delete it.
-    var snapshot: (String) -> StoredPromise? = { _ in nil }
+    /// What to write for the ids changed in a turn: each promise still held,
+    /// as it is now (an id gone has only its deletion to write). Asked once
+    /// per cut, not per id: each call reaches the registry through an
+    /// unowned reference (a slow-path retain, since the registry is also
+    /// weakly referenced) and reads the clock.
+    var snapshots: ([String]) -> [StoredPromise] = { _ in [] }
 
     // The bookkeeping below is `@exclusivity(unchecked)` for the reason
     // given in `Registry`: loop thread only, no overlapping access, and a
@@ -57,7 +61,7 @@ public final class GroupCommit {
     /// Every cut up to this one has been committed or has failed.
     @exclusivity(unchecked) private var finishedThrough = 0
     @exclusivity(unchecked) private var cutScheduled = false
-    @exclusivity(unchecked) private var held: [(cut: Int, body: (PromiseStoreError?) -> Void)] = []
+    @exclusivity(unchecked) private var held: [HeldMessage] = []
     @exclusivity(unchecked) private var heldStart = 0
     private var retryTimer: (any ScheduledTimer)?
     /// How long a failing store waits before it tries again.
@@ -110,7 +114,7 @@ public final class GroupCommit {
         if newestTouched <= finishedThrough || failure != nil {
             body(nil)
         } else {
-            held.append((newestTouched, body))
+            held.append(HeldMessage(cut: newestTouched, body: body))
         }
     }
 
@@ -126,7 +130,7 @@ public final class GroupCommit {
     /// failed: for a clean shutdown.
     func flush(_ done: @escaping () -> Void) {
         if failure != nil || newestTouched <= finishedThrough { return done() }
-        held.append((newestTouched, { _ in done() }))
+        held.append(HeldMessage(cut: newestTouched, body: { _ in done() }))
     }
 
     // MARK: Cutting and committing
@@ -144,11 +148,7 @@ public final class GroupCommit {
     private func cut() {
         cutScheduled = false
         guard !dirty.isEmpty || !removals.isEmpty else { return }
-        // An id touched, then removed, has nothing to write but its deletion.
-        var upserts: [StoredPromise] = []
-        upserts.reserveCapacity(dirty.count)
-        for id in dirty { if let promise = snapshot(id) { upserts.append(promise) } }
-        let cut = StoreBatch(upserts: upserts, deletions: removals)
+        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals)
         // Kept for the next turn's cut, unless a burst (a restore, a mass
         // collection) made them large enough to be worth giving back.
         let keep = dirty.capacity <= 1024
@@ -234,6 +234,15 @@ public final class GroupCommit {
             if queue.resume() { startWriter() } else { failure = nil }
         }
     }
+}
+
+/// A message held until the cut it waits for is committed.
+///
+/// A struct, not a tuple: a closure stored in a tuple array element is kept
+/// behind a reabstraction thunk, one more allocation per held answer.
+private struct HeldMessage {
+    let cut: Int
+    let body: (PromiseStoreError?) -> Void
 }
 
 @available(*, unavailable)
