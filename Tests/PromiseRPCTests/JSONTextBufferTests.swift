@@ -14,6 +14,15 @@ struct JSONTextBufferTests {
         #expect(String(decoding: text, as: UTF8.self) == "\"" + body + "\"")
     }
 
+    @Test("a line is the text and one newline, whether the newline falls inside the stack room, at its end or beyond",
+          arguments: [2, 510, 511, 512, 513, 1_024])
+    func lines(textLength: Int) {
+        let value = JSONValue.string(String(repeating: "n", count: textLength - 2))
+        let line = value.serializedLine()
+        #expect(line == value.serialized() + [UInt8(ascii: "\n")])
+        #expect(line.count == textLength + 1)
+    }
+
     @Test("a text that grows several times, in the middle of keys, escapes and numbers, keeps every byte")
     func manyGrowths() throws {
         var members: [String: JSONValue] = [:]

@@ -8,6 +8,7 @@ import Testing
 final class RPCFakePeer: RPCPeer {
     let connectionID: UInt64
     var isOpen = true
+    /// The messages sent, each without the newline that ended its line.
     private(set) var sent: [[UInt8]] = []
     /// Read position in `sent` for `takeMessages()`.
     private var read = 0
@@ -16,9 +17,15 @@ final class RPCFakePeer: RPCPeer {
         self.connectionID = connectionID
     }
 
-    func send(_ message: [UInt8]) -> Bool {
+    /// Checks what every producer of messages owes the connection: one
+    /// line, ended by its newline, with no other newline in it.
+    func send(_ line: [UInt8]) -> Bool {
         guard isOpen else { return false }
-        sent.append(message)
+        let newline = UInt8(ascii: "\n")
+        if line.last != newline || line.dropLast().contains(newline) {
+            Issue.record("sent a message that is not one line: \(String(decoding: line, as: UTF8.self).debugDescription)")
+        }
+        sent.append(line.last == newline ? Array(line.dropLast()) : line)
         return true
     }
 

@@ -95,18 +95,20 @@ final class ServerEchoHandler: RPCHandler {
             $0.allOnLoopThread = $0.allOnLoopThread && onLoop
         }
         let words = text.split(separator: " ", maxSplits: 2).map(String.init)
+        // A peer is sent lines: each message and its newline.
+        let newline = UInt8(ascii: "\n")
         switch words.first {
         case "flood":
             let count = Int(words[1])!
-            let message = [UInt8](repeating: 0x78, count: Int(words[2])!)
+            let message = [UInt8](repeating: 0x78, count: Int(words[2])!) + [newline]
             for _ in 0..<count where peer.send(message) {}
         case "later":
-            let reply = Array((words.count > 2 ? words[2] : "").utf8)
+            let reply = Array((words.count > 2 ? words[2] : "").utf8) + [newline]
             timers.append(services.schedule(afterMilliseconds: UInt64(words[1])!) {
                 peer.send(reply)
             })
         default:
-            peer.send(line)
+            peer.send(line + [newline])
         }
     }
 

@@ -239,9 +239,7 @@ public final class PromiseClient {
     }
 
     private func sendMessage(_ message: JSONValue) throws {
-        var bytes = message.serialized()
-        bytes.append(UInt8(ascii: "\n"))
-        try socket.writeAll(bytes)
+        try socket.writeAll(message.serializedLine())
     }
 
     /// The `result` of a response, or its `error` thrown as ``RPCError``.

@@ -39,9 +39,20 @@ struct JSONTextBuffer: ~Copyable {
 
     /// The text that `write` appends, as an array of exactly its bytes.
     static func bytes(_ write: (inout JSONTextBuffer) -> Void) -> [UInt8] {
+        written(write, newline: false)
+    }
+
+    /// The text that `write` appends and a newline: a message as it goes on
+    /// the wire, sent in one piece (see `RPCPeer.send(_:)`).
+    static func line(_ write: (inout JSONTextBuffer) -> Void) -> [UInt8] {
+        written(write, newline: true)
+    }
+
+    private static func written(_ write: (inout JSONTextBuffer) -> Void, newline: Bool) -> [UInt8] {
         withUnsafeTemporaryAllocation(byteCount: stackCapacity, alignment: 1) { scratch in
             var text = JSONTextBuffer(scratch)
             write(&text)
+            if newline { text.append(UInt8(ascii: "\n")) }
             return text.array()
         }
     }

@@ -8,6 +8,11 @@ extension JSONValue {
         JSONTextBuffer.bytes { write(to: &$0) }
     }
 
+    /// ``serialized()`` and a newline: one line of a line-delimited stream.
+    func serializedLine() -> [UInt8] {
+        JSONTextBuffer.line { write(to: &$0) }
+    }
+
     /// Appends the compact JSON text of this value to `out`.
     public func write(into out: inout [UInt8]) {
         out += serialized()

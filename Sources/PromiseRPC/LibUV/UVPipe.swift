@@ -162,15 +162,6 @@ final class UVPipe: UVHandle {
         return try Self.writtenCount(uv_try_write(stream, &buffer, 1))
     }
 
-    /// Like ``tryWrite(_:)``, for `first` then `second` in one system call.
-    func tryWrite(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(UVError) -> Int {
-        var buffers = (Self.buffer(first), Self.buffer(second))
-        let written = withUnsafeMutableBytes(of: &buffers) { raw in
-            uv_try_write(stream, raw.baseAddress!.assumingMemoryBound(to: uv_buf_t.self), 2)
-        }
-        return try Self.writtenCount(written)
-    }
-
     private static func buffer(_ bytes: UnsafeRawBufferPointer) -> uv_buf_t {
         uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
                  len: bytes.count)

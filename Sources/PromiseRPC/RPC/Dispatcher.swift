@@ -210,7 +210,7 @@ public final class Dispatcher: RPCHandler {
 
         private static func transmit(_ message: OutgoingMessage, to peer: any RPCPeer) {
             guard peer.isOpen else { return }
-            peer.send(message.serialized())
+            peer.send(message.serializedLine())
         }
     }
 

@@ -6,9 +6,10 @@
 /// as a dictionary just to be written.
 enum OutgoingMessage {
     case json(JSONValue)
-    /// `text` is the whole answer, `{"id":…,"jsonrpc":"2.0","result":…}`,
-    /// whose result is a record; `id` is kept for ``refusingResults(_:)``.
-    case recordResult(id: JSONValue, text: [UInt8])
+    /// `line` is the whole answer, `{"id":…,"jsonrpc":"2.0","result":…}`
+    /// and its newline, whose result is a record; `id` is kept for
+    /// ``refusingResults(_:)``.
+    case recordResult(id: JSONValue, line: [UInt8])
     /// The answers to a batch, in order, sent as one array.
     case batch([OutgoingMessage])
 
@@ -19,28 +20,30 @@ enum OutgoingMessage {
     /// .recordResult(id: 7) { entry.writeRecord(now: now, to: &$0) }
     /// ```
     static func recordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) -> OutgoingMessage {
-        let text = JSONTextBuffer.bytes { text in
+        // Written as the line it is sent as: most answers are sent alone.
+        let line = JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.value("id", id)
                 object.string("jsonrpc", "2.0")
                 object.json("result", writeResult)
             }
         }
-        return .recordResult(id: id, text: text)
+        return .recordResult(id: id, line: line)
     }
 
-    /// The compact JSON text of the message (no trailing newline).
-    func serialized() -> [UInt8] {
-        if case .recordResult(_, let text) = self { return text }
-        return JSONTextBuffer.bytes { write(to: &$0) }
+    /// The compact JSON text of the message and its newline, as a peer sends it.
+    func serializedLine() -> [UInt8] {
+        if case .recordResult(_, let line) = self { return line }
+        return JSONTextBuffer.line { write(to: &$0) }
     }
 
     private func write(to text: inout JSONTextBuffer) {
         switch self {
         case .json(let value):
             value.write(to: &text)
-        case .recordResult(_, let bytes):
-            text.append(bytes)
+        case .recordResult(_, let line):
+            // Within a batch: the text without its newline.
+            line.withUnsafeBytes { text.append(UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
         case .batch(let answers):
             text.append(UInt8(ascii: "["))
             for (index, answer) in answers.enumerated() {

@@ -79,7 +79,7 @@ extension Registry {
         for id in settledNow {
             guard let entry = entries[id] else { continue }
             let notification = settledNotification(entry)
-            deferred.append { [weak session] in session?.push(serialized: notification) }
+            deferred.append { [weak session] in session?.push(line: notification) }
         }
         return ["subscribed": .int(distinct.count)]
     }

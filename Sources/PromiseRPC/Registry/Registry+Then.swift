@@ -115,7 +115,7 @@ extension Registry {
                 data: ["limit": "maxRunningProcesses", "value": .int(limits.maxRunningProcesses)]))
         }
         var spec = job.spec
-        spec.stdin = input.serialized() + [UInt8(ascii: "\n")]
+        spec.stdin = input.serializedLine()
         spec.env = ["PROMISE_ID": parentID, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
             .merging(job.spec.env) { _, chosen in chosen }
         let result = Promise<JSONValue>()

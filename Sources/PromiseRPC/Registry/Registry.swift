@@ -253,10 +253,10 @@ public final class Registry {
         entry.record(now: now())
     }
 
-    /// The `settled` notification of `entry`, its record written as text.
+    /// The `settled` notification of `entry`, its record written as text, as a line.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
         let now = now()
-        return JSONTextBuffer.bytes { text in
+        return JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.string("jsonrpc", "2.0")
                 object.string("method", "settled")
@@ -297,7 +297,7 @@ public final class Registry {
                 if session.endedSubscriptions > max(64, session.subscriptionCount) {
                     dropEndedSubscriptions(of: session, connectionID)
                 }
-                session.push(serialized: notification)
+                session.push(line: notification)
             }
         }
     }
@@ -325,9 +325,9 @@ public final class Registry {
         guard entry.isPending, let subscribed = subscribers[entry.id] else { return }
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
-        let notification = JSONRPCResponse.notification("progress", .object(params)).serialized()
+        let notification = JSONRPCResponse.notification("progress", .object(params)).serializedLine()
         for session in subscribed.values {
-            session.push(serialized: notification)
+            session.push(line: notification)
         }
     }
 

@@ -25,10 +25,10 @@ final class RegistrySession {
         self.journal = journal
     }
 
-    /// Sends a notification already serialized: the same bytes go to every
-    /// subscriber, written once per event rather than once per connection.
-    /// A peer that is gone or cut off just misses it.
-    func push(serialized notification: [UInt8]) {
+    /// Sends a notification already serialized, as a line: the same bytes go
+    /// to every subscriber, written once per event rather than once per
+    /// connection. A peer that is gone or cut off just misses it.
+    func push(line notification: [UInt8]) {
         guard let journal else {
             if peer.isOpen { peer.send(notification) }
             return

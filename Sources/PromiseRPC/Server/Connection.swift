@@ -6,10 +6,11 @@ import Logging
 /// per line, in order. A line over `DaemonLimits.maxLineBytes` gets one
 /// -32004 error line, then the connection closes once that line is written.
 ///
-/// Writing never blocks the loop. The first message ``send(_:)`` gets since
-/// the ``FlushQueue`` last ran is written at once, from the caller's bytes;
-/// later ones are appended (with their newline) to the connection's output
-/// buffer, and the queue writes them together before the loop next sleeps.
+/// Writing never blocks the loop. Messages come as lines, newline included
+/// (see `RPCPeer.send(_:)`). The first one ``send(_:)`` gets since the
+/// ``FlushQueue`` last ran is written at once, from the caller's bytes;
+/// later ones are appended to the connection's output buffer, and the queue
+/// writes them together before the loop next sleeps.
 /// A write is `uv_try_write` first, and what the socket does not take goes
 /// in one `uv_write`; whatever is sent while that write is in flight leaves
 /// in one write when it completes. When more than
@@ -85,11 +86,6 @@ final class Connection: RPCPeer {
     /// queues, it tells a slow reader from a stuck one.
     private var bytesHanded = 0
     private var timer: UVTimer?
-
-    private static let newline: StaticString = "\n"
-    private static var newlineBytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: newline.utf8Start, count: 1)
-    }
 
     init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
          onClosed: @escaping (Connection) -> Void) {
@@ -189,7 +185,7 @@ final class Connection: RPCPeer {
             close()
             return false
         }
-        if !isReadPaused && state == .active && backlog + message.count + 1 > pauseThreshold {
+        if !isReadPaused && state == .active && backlog + message.count > pauseThreshold {
             // Answers pile up faster than the client reads them: stop taking
             // requests until they are out (a pipelining client is slowed down,
             // not cut off).
@@ -210,27 +206,21 @@ final class Connection: RPCPeer {
             flushQueue.schedule(self)
         }
         message.withUnsafeBytes { queued.append($0) }
-        queued.append(Self.newlineBytes)
         return true
     }
 
-    /// Writes `message` and its newline from the caller's bytes, copying only
-    /// what the socket does not take: one notification sent to thousands of
+    /// Writes `message` from the caller's bytes, copying only what the
+    /// socket does not take: one notification sent to thousands of
     /// subscribers is then never copied into their buffers.
     private func writeAtOnce(_ message: [UInt8]) {
         do {
-            let written = try message.withUnsafeBytes { bytes throws(UVError) in
-                try pipe.tryWrite(bytes, Self.newlineBytes)
-            }
+            let written = try message.withUnsafeBytes { bytes throws(UVError) in try pipe.tryWrite(bytes) }
             bytesHanded += written
-            if written == message.count + 1 {
+            if written == message.count {
                 drained()
                 return
             }
-            if written < message.count {
-                message.withUnsafeBytes { queued.append(UnsafeRawBufferPointer(rebasing: $0[written...])) }
-            }
-            queued.append(Self.newlineBytes)
+            message.withUnsafeBytes { queued.append(UnsafeRawBufferPointer(rebasing: $0[written...])) }
             flush()
         } catch {
             logger.debug("Connection write failed", metadata: ["error": "\(error)"])
@@ -243,7 +233,7 @@ final class Connection: RPCPeer {
     func reject(_ error: RPCError) {
         guard isOpen else { return }
         let answer: JSONValue = .object(["jsonrpc": "2.0", "id": .null, "error": error.json])
-        send(answer.serialized())
+        send(answer.serializedLine())
         closeAfterFlush()
     }
 
