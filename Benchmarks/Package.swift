@@ -24,10 +24,12 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .target(name: "CEpoll"),
         // promised against redis-server and a bare echo server, across
         // processes; it starts and stops the servers itself.
         .executableTarget(
             name: "DaemonBenchmarks",
+            dependencies: ["CEpoll"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -118,16 +118,19 @@ func run() throws {
     }
 
     // 5. Fan-out: one settlement, `subscribers` connections told, in rounds
-    // taken in turn by promised and Redis (as the round trips are).
+    // taken in turn by promised and Redis, in alternating order (as the
+    // round trips are), so that neither always goes first.
     if wanted("fanout") && subscribers > 0 {
-        let rounds = 5
+        let rounds = 6
         let promisedFanOut = try PromisedFanOut(path: promised.socketPath, subscribers: subscribers, rounds: rounds)
         let redisFanOut = try redis.map { try RedisFanOut(path: $0.socketPath, subscribers: subscribers) }
         var promisedTimes: [Double] = []
         var redisTimes: [Double] = []
         for round in 0..<rounds {
-            promisedTimes.append(milliseconds(try promisedFanOut.measure(round: round)))
+            let measurePromised = { promisedTimes.append(milliseconds(try promisedFanOut.measure(round: round))) }
+            if round.isMultiple(of: 2) { try measurePromised() }
             if let redisFanOut { redisTimes.append(milliseconds(try redisFanOut.measure())) }
+            if !round.isMultiple(of: 2) { try measurePromised() }
         }
         let name = "daemon.fanout\(subscribers)"
         emit("\(name).promised.lastSubscriber", median(promisedTimes), "ms", better: "lower",
@@ -198,7 +201,9 @@ func milliseconds(_ duration: Duration) -> Double {
 
 func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return .nan }
-    return values.sorted()[values.count / 2]
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
 }
 
 do {

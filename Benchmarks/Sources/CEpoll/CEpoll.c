@@ -1,0 +1,2 @@
+// Empty: a C target needs a source file; CEpoll.h is all there is.
+#include "CEpoll.h"
