@@ -49,7 +49,7 @@ struct RoundTripResult {
 func measureRoundTripsInTurn(
     _ subjects: [@Sendable (Int) throws -> (Int) throws -> Void],
     clients: Int,
-    rounds: Int = 4,
+    rounds: Int = 8,
     warmUp: Duration = .milliseconds(150),
     duration: Duration
 ) throws -> [RoundTripResult] {
