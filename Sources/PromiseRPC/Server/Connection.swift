@@ -11,8 +11,8 @@ import Logging
 /// ``FlushQueue`` last ran is written at once, from the caller's bytes;
 /// later ones are appended to the connection's output buffer, and the queue
 /// writes them together before the loop next sleeps.
-/// A write is `uv_try_write` first, and what the socket does not take goes
-/// in one `uv_write`; whatever is sent while that write is in flight leaves
+/// A write is a non-blocking `send` first (`UVPipe.tryWrite`), and what the
+/// socket does not take goes in one `uv_write`; whatever is sent while that write is in flight leaves
 /// in one write when it completes. When more than
 /// `DaemonLimits.maxOutputBufferBytes` are already waiting at the time of a
 /// send, the client is not reading: it is cut off (closed, logged). One
@@ -252,7 +252,7 @@ final class Connection: RPCPeer {
     }
 
     /// Hands the queued bytes to the socket: as much as it takes at once
-    /// (`uv_try_write`), the rest in one `uv_write`. Called by ``send(_:)``
+    /// (`UVPipe.tryWrite`), the rest in one `uv_write`. Called by ``send(_:)``
     /// for the first message of a turn, by the ``FlushQueue`` before the
     /// loop sleeps, and when a write completes.
     func flush() {
