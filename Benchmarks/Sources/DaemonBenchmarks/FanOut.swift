@@ -20,12 +20,13 @@ func measureFanOut(
     let watcher = epoll_create1(0)
     guard watcher >= 0 else { throw SocketError("epoll_create1") }
     defer { close(watcher) }
+    // Restored even when a registration fails halfway.
+    defer { for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) } }
     for (index, fd) in fds.enumerated() {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u32: UInt32(index)))
         guard epoll_ctl(watcher, EPOLL_CTL_ADD, fd, &event) == 0 else { throw SocketError("epoll_ctl") }
     }
-    defer { for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) } }
     var received = [Int](repeating: 0, count: fds.count)
     var waiting = fds.count
     var events = [epoll_event](repeating: epoll_event(), count: 1024)

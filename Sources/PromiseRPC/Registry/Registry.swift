@@ -87,16 +87,7 @@ public final class Registry {
         self.logger = logger
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
-        journal?.snapshots = { [unowned self] ids in
-            let now = now()
-            var promises: [StoredPromise] = []
-            promises.reserveCapacity(ids.count)
-            // Appended straight from `stored`: `compactMap` moved each promise
-            // (291 bytes) once more through an optional and grew its array as it went.
-            // An id touched, then removed, has nothing to write but its deletion.
-            for id in ids { if let entry = entries[id] { promises.append(entry.stored(now: now)) } }
-            return promises
-        }
+        journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
     }
 
     /// How many promises it holds.
@@ -246,6 +237,19 @@ public final class Registry {
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
         }
         return entry
+    }
+
+    /// What a store keeps of each of `ids` still held, now: a cut's
+    /// snapshots (an id touched, then removed, has nothing to write but its
+    /// deletion).
+    func storedPromises(_ ids: [String]) -> [StoredPromise] {
+        let now = now()
+        var promises: [StoredPromise] = []
+        promises.reserveCapacity(ids.count)
+        // Appended straight from `stored`: `compactMap` moved each promise
+        // (291 bytes) once more through an optional and grew its array as it went.
+        for id in ids { if let entry = entries[id] { promises.append(entry.stored(now: now)) } }
+        return promises
     }
 
     /// The record of `entry`, now.

@@ -26,7 +26,7 @@ import Promise
 /// ```swift
 /// let journal = GroupCommit(store: store, loop: loopExecutor, writer: DispatchQueue(label: "store"),
 ///                           services: services, logger: logger)
-/// journal.snapshots = { ids in registry.stored(ids) }
+/// journal.snapshots = { ids in registry.storedPromises(ids) }
 /// journal.touch("build")                      // changed in memory
 /// journal.deliver { failure in send(answer) }  // runs once "build" is on disk
 /// ```
