@@ -4,8 +4,9 @@
 SWIFT        ?= swift
 SOCKET       ?=
 TSAN_SCRATCH ?= .build-tsan
-# Debian packages the build needs: libuv for the daemon, SQLite for its store, pkg-config to find them.
-APT_PACKAGES := libuv1-dev libsqlite3-dev pkg-config
+# Debian packages the build and tests need: libuv for the daemon, SQLite for its store, pkg-config to
+# find them, socat for the tests that talk to the socket as another user (ProtocolErrorTests).
+APT_PACKAGES := libuv1-dev libsqlite3-dev pkg-config socat
 
 .PHONY: deps build release run test test-debug test-tsan bench clean
 
