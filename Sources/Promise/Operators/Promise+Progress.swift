@@ -48,7 +48,7 @@ extension Promise {
     ) -> Promise<Value> {
         let observer = _ProgressObserver(on: executor, body)
         let current = _withState { state -> Double in
-            if state.isPending { state.progressObservers.append(observer) }
+            if state.isPending { state.addProgressObserver(observer) }
             return state.progress
         }
         if current > 0 { observer.notify(current) }
