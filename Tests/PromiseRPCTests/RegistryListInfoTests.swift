@@ -53,6 +53,34 @@ struct RegistryListInfoTests {
         #expect(pages == 3)
     }
 
+    @Test("a list whose filter matches little looks at limit + 1,000 promises, then ends its page short with a cursor that goes on")
+    func listScanIsBounded() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        for index in 0..<2_500 { harness.call("create", ["id": .string("n\(index)")], from: peer) }
+        harness.call("create", ["id": "wanted"], from: peer)
+        let first = harness.call("list", ["prefix": "wanted", "limit": 10], from: peer)
+        #expect(ids(first) == [])
+        #expect(first["cursor"] == "1009")
+        let second = harness.call("list", ["prefix": "wanted", "limit": 10, "cursor": first["cursor"] ?? .null], from: peer)
+        #expect(ids(second) == [])
+        let third = harness.call("list", ["prefix": "wanted", "limit": 10, "cursor": second["cursor"] ?? .null], from: peer)
+        #expect(ids(third) == ["wanted"])
+        #expect(third["cursor"] == .null)
+    }
+
+    @Test("list compares the prefix byte for byte: a decomposed accent does not match a precomposed one")
+    func listPrefixByBytes() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": "caf\u{E9}/1"], from: peer)
+        harness.call("create", ["id": "cafe\u{301}/2"], from: peer)
+        #expect(ids(harness.call("list", ["prefix": "caf\u{E9}"], from: peer)) == ["caf\u{E9}/1"])
+        #expect(ids(harness.call("list", ["prefix": "cafe\u{301}"], from: peer)) == ["cafe\u{301}/2"])
+        // "cafe" is a byte prefix of the decomposed id only.
+        #expect(ids(harness.call("list", ["prefix": "cafe"], from: peer)) == ["cafe\u{301}/2"])
+    }
+
     @Test("a page that ends exactly at the last match has a null cursor")
     func listExactPage() {
         let harness = RPCHarness()
@@ -85,7 +113,7 @@ struct RegistryListInfoTests {
         harness.call("resolve", ["id": "a"], from: peer)
         harness.call("cancel", ["id": "c"], from: peer)
         let result = harness.call("forget", ["ids": ["a", "b", "c", "ghost"]], from: peer)
-        #expect(result == ["forgotten": 2, "pending": ["b"]])
+        #expect(result == ["forgotten": 2, "pending": ["b"], "needed": []])
         #expect(harness.errorCode("get", ["id": "a"], from: peer) == -32001)
         #expect(ids(harness.call("list", from: peer)) == ["b"])
         #expect(harness.call("info", from: peer)["promises"] == 1)

@@ -39,19 +39,23 @@ extension Registry {
 
     /// Drops the promises settled longer ago than the retention period, in
     /// the order they settled. Returns how many it dropped.
+    ///
+    /// One that a pending promise still needs (a `then` parent, a
+    /// combinator's input) is kept and queued again behind the rest: it goes
+    /// once its dependents have settled and the queue reaches it again, so a
+    /// restart can always rebuild what is pending.
     @discardableResult
     func collectExpired() -> Int {
         guard let retain = retainMilliseconds else { return 0 }
         let cutoff = now() - retain
         var collected = 0
-        while retentionStart < retentionQueue.count {
+        // Those queued again below are looked at next time, not in this loop.
+        let end = retentionQueue.count
+        while retentionStart < end {
             let entry = retentionQueue[retentionStart]
             guard (entry.settled ?? cutoff) <= cutoff else { break }
             retentionStart += 1
-            // Forgotten already, or its id now names a newer promise.
-            guard entries[entry.id] === entry else { continue }
-            remove(entry)
-            collected += 1
+            if collect(entry) { collected += 1 }
         }
         if retentionStart > 1024 && retentionStart > retentionQueue.count / 2 {
             retentionQueue.removeFirst(retentionStart)
@@ -70,17 +74,28 @@ extension Registry {
         // A hundredth of the limit at a time, so that this happens (and is logged) rarely.
         let target = limits.maxPromises - count - limits.maxPromises / 100
         var collected = 0
-        while entries.count > target, retentionStart < retentionQueue.count {
+        let end = retentionQueue.count
+        while entries.count > target, retentionStart < end {
             let entry = retentionQueue[retentionStart]
             retentionStart += 1
-            guard entries[entry.id] === entry else { continue }
-            remove(entry)
-            collected += 1
+            if collect(entry) { collected += 1 }
         }
         collectedCount += collected
         if collected > 0 {
             logger.info("Collected settled promises early to stay under maxPromises",
                         metadata: ["count": "\(collected)", "limit": "\(limits.maxPromises)"])
         }
+    }
+
+    /// Removes `entry`, taken from the retention queue, unless it is gone
+    /// already or a pending promise still needs it (then it is queued again).
+    private func collect(_ entry: RemotePromise) -> Bool {
+        guard !entry.isRemoved else { return false }
+        guard entry.dependents == 0 else {
+            retentionQueue.append(entry)
+            return false
+        }
+        remove(entry)
+        return true
     }
 }

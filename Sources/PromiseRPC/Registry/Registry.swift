@@ -208,6 +208,7 @@ public final class Registry {
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
+        if stored?.isPending ?? true { countDependencies(of: entry, by: 1) }
         if let stored, !stored.isPending {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
             entry.settled = stored.settled
@@ -237,6 +238,16 @@ public final class Registry {
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
         }
         return entry
+    }
+
+    /// Adds `change` to the ``RemotePromise/dependents`` of what the
+    /// pending `entry` needs: its `then` parent and its combinator inputs.
+    /// Once when it is registered pending (+1) and once when it settles (-1);
+    /// while it is pending those cannot be removed, so its ids still name them.
+    private func countDependencies(of entry: RemotePromise, by change: Int) {
+        if let parentID = entry.parentID, let parent = entries[parentID] { parent.addDependents(change) }
+        guard let inputIDs = entry.inputIDs else { return }
+        for inputID in inputIDs { entries[inputID]?.addDependents(change) }
     }
 
     /// What a store keeps of each of `ids` still held, now: a cut's
@@ -282,6 +293,7 @@ public final class Registry {
         entry.timeoutTimer?.cancel()
         entry.timeoutTimer = nil
         entry.compact()
+        countDependencies(of: entry, by: -1)
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
         // Most promises have neither waiters nor subscribers: no record to

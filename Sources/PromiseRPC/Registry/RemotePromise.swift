@@ -39,6 +39,12 @@ final class RemotePromise {
     private var outcome: Result<JSONValue, any Error>?
     private let kindCode: UInt8
     var kind: Kind { Kind.all[Int(kindCode)] }
+    /// Pending promises that still need this one: its pending `then`
+    /// children and the pending combinators it is an input of, once per
+    /// use (an input named three times counts three). While any remain,
+    /// retention and `forget` keep it, so that a restart can rebuild them.
+    /// Here, beside `kindCode`, it fills padding rather than adding a word.
+    var dependents: UInt32 = 0
     /// Position in creation order, for `list` cursors.
     let sequence: Int
     /// The id of the promise this one follows (`then`), if any.
@@ -49,6 +55,10 @@ final class RemotePromise {
     var settled: Int64?
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
     var settlementHandled = false
+    /// Set when the registry drops it (forgotten or collected): `order` and
+    /// the retention queue keep it until they are compacted, and a flag is
+    /// cheaper to test there than looking its id up again.
+    var isRemoved = false
     /// Set once the registry observes the core promise's progress, which it
     /// does from the first subscription on (see `Registry.observeProgress`).
     var observesProgress = false
@@ -96,6 +106,13 @@ final class RemotePromise {
     }
 
     var isPending: Bool { result == nil }
+
+    /// Counts `change` more (or, negative, fewer) pending promises that need this one.
+    func addDependents(_ change: Int) {
+        let updated = Int(dependents) + change
+        assert(updated >= 0, "a dependent of \(id) ended that was never counted")
+        dependents = UInt32(clamping: updated)
+    }
 
     /// From 0 to 1.
     var progress: Double { core?.progress ?? finalProgress }
