@@ -54,7 +54,7 @@ extension Registry {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
         var distinct: [String] = []
-        var seen: Set<String> = []
+        var seen: PromiseIDSet = []
         for id in ids where seen.insert(id).inserted { distinct.append(id) }
         let connectionID = call.connectionID
         let settledNow = distinct.filter { id in

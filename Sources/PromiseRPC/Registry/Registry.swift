@@ -36,8 +36,9 @@ public final class Registry {
     // spans a call that could reach it again, so the runtime's check of each
     // access only cost time (about 90 instructions per access; with
     // FlushQueue's and LoopExecutor's, 2,000 per create+resolve pair,
-    // `scripts/count-instructions.sh daemon`).
-    @exclusivity(unchecked) var entries: [String: RemotePromise] = [:]
+    // `scripts/count-instructions.sh daemon`). Ids are keys by their bytes
+    // (`PromiseKey`): two spellings of one text are two ids.
+    @exclusivity(unchecked) var entries = PromiseMap<RemotePromise>()
     /// Every promise in creation order, for `list`; forgotten ones linger
     /// until `forget` compacts it.
     @exclusivity(unchecked) var order: [RemotePromise] = []
@@ -46,9 +47,9 @@ public final class Registry {
     /// The sessions subscribed to each id (by connection id), including ids
     /// not created yet. They are held here, not looked up in `sessions`, so
     /// that telling thousands of subscribers costs no hashing per subscriber.
-    @exclusivity(unchecked) var subscribers: [String: [UInt64: RegistrySession]] = [:]
+    @exclusivity(unchecked) var subscribers = PromiseMap<[UInt64: RegistrySession]>()
     /// `wait` requests per id, including ids not created yet.
-    @exclusivity(unchecked) var waiters: [String: [Waiter]] = [:]
+    @exclusivity(unchecked) var waiters = PromiseMap<[Waiter]>()
     var runningProcesses = 0
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false

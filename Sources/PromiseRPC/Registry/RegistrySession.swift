@@ -10,7 +10,7 @@ final class RegistrySession {
     /// counts here, without hashing its id once per subscriber (that was a
     /// third of telling 10,000 of them). Ended ids are dropped in bulk once
     /// they outnumber the live ones.
-    var subscribedIDs: Set<String> = []
+    var subscribedIDs: PromiseIDSet = []
     /// How many of ``subscribedIDs`` have ended since.
     var endedSubscriptions = 0
     /// Live subscriptions, for `maxSubscriptionsPerConnection`.
@@ -18,7 +18,7 @@ final class RegistrySession {
     /// Its pending `wait` requests.
     var waiters: [ObjectIdentifier: Waiter] = [:]
     /// Pending promises it created with `lease: true`.
-    var leases: Set<String> = []
+    var leases: PromiseIDSet = []
 
     init(peer: any RPCPeer, journal: GroupCommit?) {
         self.peer = peer

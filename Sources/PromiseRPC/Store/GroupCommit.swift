@@ -51,7 +51,7 @@ public final class GroupCommit {
     // runtime check per access (26 per durable create+resolve pair).
     /// Ids changed since the last cut, in the order first touched.
     @exclusivity(unchecked) private var dirty: [String] = []
-    @exclusivity(unchecked) private var dirtySet: Set<String> = []
+    @exclusivity(unchecked) private var dirtySet: PromiseIDSet = []
     /// Promises dropped since the last cut.
     @exclusivity(unchecked) private var removals: [StoreDeletion] = []
     /// Cuts are numbered from 1; the next one made is `nextCut`.

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `lock` guards every stored property.
     private let lock = NSLock()
-    private var promises: [String: StoredPromise] = [:]
+    private var promises = PromiseMap<StoredPromise>()
     private var failure: PromiseStoreError?
     private var commits = 0
 

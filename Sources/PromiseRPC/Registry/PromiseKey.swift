@@ -1,0 +1,124 @@
+/// A promise id as a key: equal to another only when their UTF-8 bytes are,
+/// so hashed and compared by Unicode code points.
+///
+/// A Swift `String` compares by canonical equivalence: "é" (U+00E9) equals
+/// "e\u{301}", so an id spelled one way was "already exists" when the other
+/// existed, `wait` on one was answered by the other, and the journal, whose
+/// set of changed ids took the second for the first, did not write it. Ids
+/// are names that programs exchange, not text to read: two spellings are two
+/// ids, as they are to a file system.
+///
+/// ```swift
+/// PromiseKey("caf\u{E9}") == PromiseKey("cafe\u{301}")   // false
+/// "caf\u{E9}" == "cafe\u{301}"                             // true
+/// ```
+public struct PromiseKey: Hashable, Sendable {
+    public let id: String
+
+    public init(_ id: String) {
+        self.id = id
+    }
+
+    public static func == (lhs: PromiseKey, rhs: PromiseKey) -> Bool {
+        let (left, right) = (lhs.id.utf8, rhs.id.utf8)
+        guard left.count == right.count else { return false }
+        // Native strings hold their UTF-8 contiguously: compared as buffers.
+        let contiguous = left.withContiguousStorageIfAvailable { leftBytes in
+            right.withContiguousStorageIfAvailable { rightBytes in leftBytes.elementsEqual(rightBytes) }
+        }
+        return (contiguous ?? nil) ?? left.elementsEqual(right)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let bytes = id.utf8
+        hasher.combine(bytes.count)
+        let hashed: Void? = bytes.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            for byte in bytes { hasher.combine(byte) }
+        }
+    }
+}
+
+/// Values by promise id, the ids compared as ``PromiseKey``s; otherwise a
+/// dictionary keyed by the id's text, so the registry's maps read as before.
+///
+/// ```swift
+/// var waiters = PromiseMap<[Waiter]>()
+/// waiters["build", default: []].append(waiter)
+/// waiters["build"]?.count   // 1
+/// ```
+struct PromiseMap<Value> {
+    private var storage: [PromiseKey: Value] = [:]
+
+    init() {}
+
+    var count: Int { storage.count }
+    var isEmpty: Bool { storage.isEmpty }
+    var values: Dictionary<PromiseKey, Value>.Values { storage.values }
+
+    subscript(id: String) -> Value? {
+        get { storage[PromiseKey(id)] }
+        _modify { yield &storage[PromiseKey(id)] }
+    }
+
+    subscript(id: String, default defaultValue: @autoclosure () -> Value) -> Value {
+        get { storage[PromiseKey(id)] ?? defaultValue() }
+        _modify { yield &storage[PromiseKey(id), default: defaultValue()] }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey id: String) -> Value? {
+        storage.removeValue(forKey: PromiseKey(id))
+    }
+}
+
+extension PromiseMap: ExpressibleByDictionaryLiteral {
+    init(dictionaryLiteral elements: (String, Value)...) {
+        for (id, value) in elements { storage[PromiseKey(id)] = value }
+    }
+}
+
+/// Promise ids, compared as ``PromiseKey``s, in no particular order.
+///
+/// ```swift
+/// var leases: PromiseIDSet = []
+/// leases.insert("caf\u{E9}")
+/// leases.insert("cafe\u{301}").inserted   // true: another id
+/// ```
+struct PromiseIDSet: Sequence, ExpressibleByArrayLiteral {
+    private var storage: Set<PromiseKey> = []
+
+    init(arrayLiteral ids: String...) {
+        for id in ids { storage.insert(PromiseKey(id)) }
+    }
+
+    var count: Int { storage.count }
+    var isEmpty: Bool { storage.isEmpty }
+
+    func contains(_ id: String) -> Bool { storage.contains(PromiseKey(id)) }
+
+    @discardableResult
+    mutating func insert(_ id: String) -> (inserted: Bool, memberAfterInsert: String) {
+        let (inserted, member) = storage.insert(PromiseKey(id))
+        return (inserted, member.id)
+    }
+
+    @discardableResult
+    mutating func remove(_ id: String) -> String? {
+        storage.remove(PromiseKey(id))?.id
+    }
+
+    mutating func removeAll(keepingCapacity keep: Bool = false) {
+        storage.removeAll(keepingCapacity: keep)
+    }
+
+    func filter(_ isIncluded: (String) throws -> Bool) rethrows -> PromiseIDSet {
+        var kept = PromiseIDSet()
+        kept.storage = try storage.filter { try isIncluded($0.id) }
+        return kept
+    }
+
+    func makeIterator() -> LazyMapSequence<Set<PromiseKey>, String>.Iterator {
+        storage.lazy.map(\.id).makeIterator()
+    }
+}
