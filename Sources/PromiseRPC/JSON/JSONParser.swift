@@ -11,7 +11,9 @@
 /// valid UTF-8 without raw control characters, and `\u` escapes must pair
 /// surrogates. A number that is a whole value within ±2^53 (such as `7`,
 /// `1e3` or `2.0`) becomes `.int`, a whole literal up to `Int.max` stays
-/// exact, and every other number is a `.double`.
+/// exact, one that a `Double` would change (past 64 bits, more than 15
+/// significant digits, past `Double`'s range) is kept as written
+/// (`.number`), and every other number is a `.double`.
 struct JSONParser {
     static let maximumDepth = 512
 
@@ -307,8 +309,10 @@ struct JSONParser {
             if negative, magnitude <= UInt64(Int.max) + 1 { return .int(Int(truncatingIfNeeded: 0 &- magnitude)) }
             if !negative, magnitude <= UInt64(Int.max) { return .int(Int(magnitude)) }
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let double = Double(text), double.isFinite else { throw error("number out of range") }
+        let written = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        let text = String(decoding: written, as: UTF8.self)
+        if isInteger || JSONNumber.hasMoreDigitsThanDouble(written) { return .number(JSONNumber(unchecked: text)) }
+        guard let double = Double(text), double.isFinite else { return .number(JSONNumber(unchecked: text)) }
         if double.rounded() == double, abs(double) <= 9_007_199_254_740_992 { return .int(Int(double)) }
         return .double(double)
     }

@@ -40,6 +40,9 @@ extension JSONValue {
             } else {
                 text.append("null")
             }
+        case .number(let n):
+            var written = n.text
+            written.withUTF8 { text.append($0) }
         case .string(let s):
             JSONValue.writeString(s, to: &text)
         case .array(let elements):

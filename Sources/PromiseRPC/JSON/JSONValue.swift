@@ -1,7 +1,8 @@
 /// Any JSON value: what a remote promise holds, and what travels on the wire.
 ///
 /// Integers that fit `Int` stay integers (`.int`), so ids and counters round-trip
-/// exactly; every other number is a `.double`.
+/// exactly; a number that neither `Int` nor `Double` holds exactly is kept as
+/// written (`.number`); every other number is a `.double`.
 ///
 /// ```swift
 /// let value = try JSONValue(parsing: Array(#"{"ok":true,"n":3}"#.utf8))
@@ -13,6 +14,8 @@ public enum JSONValue: Sendable, Hashable {
     case bool(Bool)
     case int(Int)
     case double(Double)
+    /// A number kept as written: see ``JSONNumber``.
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -54,6 +57,7 @@ extension JSONValue {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
+        case .number(let n): return n.doubleValue
         default: return nil
         }
     }
@@ -118,6 +122,7 @@ extension JSONValue: Encodable {
         case .bool(let b): try container.encode(b)
         case .int(let i): try container.encode(i)
         case .double(let d): try container.encode(d)
+        case .number(let n): try container.encode(n.doubleValue)
         case .string(let s): try container.encode(s)
         case .array(let a): try container.encode(a)
         case .object(let o): try container.encode(o)
