@@ -40,6 +40,12 @@ done
 # socket in a temporary folder) against redis-server and an echo server.
 echo "daemon benchmarks (round trips, fan-out, memory)…" >&2
 "$daemon_bench" --promised "$promised" --redis-server "$(command -v redis-server)" > bench/daemon.jsonl
+# Pinned: each server alone on core 0, the clients (this benchmark) on core 1.
+if [ "$(nproc)" -ge 2 ]; then
+    echo "daemon benchmarks, pinned (servers on core 0, clients on core 1)…" >&2
+    taskset --cpu-list 1 "$daemon_bench" --promised "$promised" --redis-server "$(command -v redis-server)" \
+        --only pinned --server-cpu 0 >> bench/daemon.jsonl
+fi
 
 python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl > bench/results.md
 cat bench/results.md

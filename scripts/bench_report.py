@@ -37,6 +37,12 @@ def daemon_targets(by_name):
                    f"{r['value']:.0f} pairs/s, {r['vsAnchor']:.2f}x Redis" if r["vsAnchor"] else f"{r['value']:.0f} pairs/s"))
     add("50 clients: p99 per pair < 1 ms", "daemon.c50.promised.p99",
         lambda r: (r["value"] < 1000, f"{r['value']:.0f} µs"))
+    add("50 clients, each server pinned to one core: pairs/s >= 1.0x Redis pinned", "daemon.pinned.c50.promised.pairsPerSecond",
+        lambda r: (r["vsAnchor"] is not None and r["vsAnchor"] >= 1.0,
+                   f"{r['value']:.0f} pairs/s, {r['vsAnchor']:.2f}x Redis" if r["vsAnchor"] else f"{r['value']:.0f} pairs/s"))
+    add("50 clients, pinned: p99 <= 1.1x Redis's p99", "daemon.pinned.c50.promised.p99",
+        lambda r: (r["vsAnchor"] is not None and r["vsAnchor"] <= 1.1,
+                   f"{r['value']:.0f} µs, {r['vsAnchor']:.2f}x Redis" if r["vsAnchor"] else f"{r['value']:.0f} µs"))
     for name, row in by_name.items():
         if name.startswith("daemon.fanout") and name.endswith(".promised.lastSubscriber"):
             add(f"fan-out to {row.get('subscribers')}: last subscriber within 1.0x Redis's time", name,

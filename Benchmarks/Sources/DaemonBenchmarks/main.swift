@@ -10,7 +10,7 @@ import Glibc
 //
 //   DaemonBenchmarks --promised PATH [--redis-server PATH] [--seconds S]
 //                    [--clients 1,50] [--subscribers K] [--promises N]
-//                    [--only roundtrip|fanout|durable|memory]
+//                    [--only roundtrip|fanout|durable|memory|pinned] [--server-cpu N]
 
 signal(SIGPIPE, SIG_IGN)
 
@@ -39,6 +39,8 @@ let openFiles = raiseOpenFileLimit()
 let subscribers = min(Int(option("--subscribers") ?? "10000") ?? 10000, (openFiles - 256) / 2)
 let promiseCount = Int(option("--promises") ?? "1000000") ?? 1_000_000
 let only = option("--only")
+/// The core the servers of `--only pinned` run on.
+let serverCPU = option("--server-cpu").flatMap { Int($0) }
 func wanted(_ section: String) -> Bool { only == nil || only == section }
 
 func emit(_ name: String, _ value: Double, _ unit: String, better: String,
@@ -59,24 +61,28 @@ guard let directoryPointer = mkdtemp(&template) else {
 let directory = String(cString: directoryPointer)
 defer { try? FileManager.default.removeItem(atPath: directory) }
 
-/// A release `promised` on its own socket: in memory, or durable with its store in `store`.
-func startPromised(_ name: String, maxConnections: Int, store: String? = nil) throws -> ServerProcess {
-    try ServerProcess(
-        name: "promised", executable: promisedPath,
-        arguments: (store.map { ["--store", $0] } ?? ["--in-memory"]) + [
-            "--socket", "\(directory)/\(name).sock", "--log-level", "warning",
-            "--max-promises", "10000000", "--max-connections", "\(maxConnections)"],
+/// A release `promised` on its own socket: in memory, or durable with its
+/// store in `store`; on core `cpu` only, if given.
+func startPromised(_ name: String, maxConnections: Int, store: String? = nil, cpu: Int? = nil) throws -> ServerProcess {
+    let arguments = (store.map { ["--store", $0] } ?? ["--in-memory"]) + [
+        "--socket", "\(directory)/\(name).sock", "--log-level", "warning",
+        "--max-promises", "10000000", "--max-connections", "\(maxConnections)"]
+    let (executable, command) = cpu.map { CPUPinning.command(promisedPath, arguments, cpu: $0) } ?? (promisedPath, arguments)
+    return try ServerProcess(
+        name: "promised", executable: executable, arguments: command,
         socketPath: "\(directory)/\(name).sock", logPath: "\(directory)/\(name).log")
 }
 
-func startRedis(maxClients: Int) throws -> ServerProcess? {
+/// redis-server on its own socket (`name`.sock), without persistence; on core `cpu` only, if given.
+func startRedis(_ name: String = "redis", maxClients: Int, cpu: Int? = nil) throws -> ServerProcess? {
     guard let redisPath else { return nil }
+    let arguments = ["--port", "0", "--unixsocket", "\(directory)/\(name).sock", "--unixsocketperm", "700",
+                     "--save", "", "--appendonly", "no", "--dir", directory, "--maxclients", "\(maxClients)",
+                     "--daemonize", "no", "--loglevel", "warning", "--dbfilename", "\(name).rdb"]
+    let (executable, command) = cpu.map { CPUPinning.command(redisPath, arguments, cpu: $0) } ?? (redisPath, arguments)
     return try ServerProcess(
-        name: "redis-server", executable: redisPath,
-        arguments: ["--port", "0", "--unixsocket", "\(directory)/redis.sock", "--unixsocketperm", "700",
-                    "--save", "", "--appendonly", "no", "--dir", directory, "--maxclients", "\(maxClients)",
-                    "--daemonize", "no", "--loglevel", "warning"],
-        socketPath: "\(directory)/redis.sock", logPath: "\(directory)/redis.log")
+        name: "redis-server", executable: executable, arguments: command,
+        socketPath: "\(directory)/\(name).sock", logPath: "\(directory)/\(name).log")
 }
 
 func run() throws {
@@ -117,6 +123,31 @@ func run() throws {
                 emit("\(prefix).\(subject).p99", latency.p99, "µs", better: "lower",
                      anchor: related(anchor, "p99"), floor: related(floor, "p99"), extra: ["clients": clients])
             }
+        }
+    }
+
+    // 4b. The same round trips with each server pinned to core
+    // `--server-cpu` (only with `--only pinned`, this benchmark itself
+    // pinned to another core from outside: see CPUPinning). Both servers
+    // are fresh processes of their own.
+    if only == "pinned", let serverCPU, redisPath != nil {
+        let pinnedPromised = try startPromised("pinned", maxConnections: 256, cpu: serverCPU)
+        defer { pinnedPromised.stop() }
+        guard let pinnedRedis = try startRedis("redis-pinned", maxClients: 256, cpu: serverCPU) else { return }
+        defer { pinnedRedis.stop() }
+        let clients = clientCounts.max() ?? 50
+        let subjects: [(String, @Sendable (Int) throws -> (Int) throws -> Void)] = [
+            ("redis", { [path = pinnedRedis.socketPath] in try redisSession(path: path, client: "pinned.\($0)") }),
+            ("promised", { [path = pinnedPromised.socketPath] in try promisedSession(path: path, client: "pinned.\($0)") }),
+        ]
+        let results = try measureRoundTripsInTurn(subjects.map(\.1), clients: clients, duration: .seconds(seconds))
+        let prefix = "daemon.pinned.c\(clients)"
+        for ((subject, _), result) in zip(subjects, results) {
+            let anchor: (String) -> String? = { metric in subject == "promised" ? "\(prefix).redis.\(metric)" : nil }
+            emit("\(prefix).\(subject).pairsPerSecond", result.pairsPerSecond, "pairs/s", better: "higher",
+                 anchor: anchor("pairsPerSecond"), extra: ["clients": clients, "pairs": result.pairs])
+            emit("\(prefix).\(subject).p99", result.percentiles.p99, "µs", better: "lower",
+                 anchor: anchor("p99"), extra: ["clients": clients])
         }
     }
 
