@@ -53,6 +53,9 @@ def daemon_targets(by_name):
             f"daemon.durable.{shape}.durable.settlesPerSecond",
             lambda r: (r["vsAnchor"] is not None and r["vsAnchor"] >= 0.3 and r["value"] >= 20000,
                        f"{r['value']:.0f} settles/s, {r['vsAnchor']:.2f}x in-memory" if r["vsAnchor"] else f"{r['value']:.0f} settles/s"))
+    add("restart over the stored promises (a tenth of them consumers of one pending promise): answers within 10 s",
+        "daemon.restart.promised.secondsToAnswer",
+        lambda r: (r["value"] <= 10, f"{r['value']:.1f} s for {r.get('promises')} promises, {r.get('consumers')} consumers"))
     add("memory: < 300 bytes per settled promise", "daemon.memory.promised.bytesPerSettledPromise",
         lambda r: (r["value"] < 300, f"{r['value']:.0f} bytes"))
     return targets

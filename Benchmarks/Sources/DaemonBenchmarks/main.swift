@@ -10,7 +10,7 @@ import Glibc
 //
 //   DaemonBenchmarks --promised PATH [--redis-server PATH] [--seconds S]
 //                    [--clients 1,50] [--subscribers K] [--promises N]
-//                    [--only roundtrip|fanout|durable|memory|pinned] [--server-cpu N]
+//                    [--only roundtrip|fanout|durable|memory|restart|pinned] [--server-cpu N]
 
 signal(SIGPIPE, SIG_IGN)
 
@@ -225,6 +225,20 @@ func run() throws {
              extra: ["promises": promiseCount])
         emit("daemon.pipelined.promised.requestsPerSecond", result.requestsPerSecond, "requests/s",
              better: "higher", extra: ["batch": 1000])
+    }
+
+    // 8. Restart: a durable daemon stopped over `promiseCount` stored
+    // promises, a tenth of them pending consumers of one pending promise,
+    // and started again.
+    if wanted("restart") {
+        let consumers = promiseCount / 10
+        let result = try measureRestart(promises: promiseCount, consumers: consumers) {
+            try startPromised("restart", maxConnections: 64, store: "\(directory)/restart-store")
+        }
+        emit("daemon.restart.promised.secondsToAnswer", result.secondsToAnswer, "s", better: "lower",
+             extra: ["promises": result.promises, "consumers": result.consumers])
+        emit("daemon.restart.promised.secondsToListen", result.secondsToListen, "s", better: "lower",
+             extra: ["promises": result.promises, "consumers": result.consumers])
     }
 }
 
