@@ -29,10 +29,15 @@ extension Promised {
 
     /// Loads the store, then serves until SIGTERM/SIGINT. The registry and
     /// the dispatcher are built (and the promises restored) on the loop
-    /// thread, where they live, before the first client is served.
+    /// thread, where they live, before the first client is served. The
+    /// signals are taken by a thread of their own (``StopSignals``), so that
+    /// they are honoured within a second even while the loop is busy; the
+    /// caller has blocked them before any thread started.
     func serve(limits: DaemonLimits, logger: Logger) throws {
         // A store that hits a file-size limit must fail its write, not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
+        let target = StopTarget()
+        StopSignals.watch(stop: target.stop, acknowledge: target.acknowledge, logger: logger)
         let store = try openStore(logger)
         var stored: [StoredPromise] = []
         if let store {
@@ -42,7 +47,9 @@ extension Promised {
                 throw PromiseStoreError("cannot read the store \(store.location): \(error)")
             }
         }
-        let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger)
+        let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger,
+                                handlesSignals: false)
+        target.serve(server)
         let retain = retain.milliseconds
         let loaded = stored
         try server.run { context in

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import PromiseRPC
 
 /// The promise daemon: holds named promises for every process of this user,
 /// served as JSON-RPC 2.0 over a Unix socket.
@@ -82,6 +83,9 @@ struct Promised: ParsableCommand {
     }
 
     func run() throws {
+        // Before any thread starts, so that every thread inherits the mask
+        // and only the signal thread takes them.
+        StopSignals.block()
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
