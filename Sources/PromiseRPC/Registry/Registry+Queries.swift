@@ -106,6 +106,7 @@ extension Registry {
         assert(entry.dependents == 0, "\(entry.id) is removed while a pending promise needs it")
         // Its observer may not have run yet (it hops onto the loop): act on it now.
         didSettle(entry)
+        if entry.sharesParentValue, let parentID = entry.parentID { entries[parentID]?.addDependents(-1) }
         entries[entry.id] = nil
         entry.isRemoved = true
         settledCount -= 1

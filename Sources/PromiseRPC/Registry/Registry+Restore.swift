@@ -57,6 +57,7 @@ extension Registry {
     /// once all are back (nil when it carries on as it was).
     private func rebuild(_ stored: StoredPromise, now: Int64) -> (RemotePromise, RemoteRejection?) {
         guard stored.isPending else {
+            if stored.valueOfParent { return rebuildSharingParentValue(stored) }
             let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
                                  parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
                                  restoring: stored)
@@ -113,6 +114,31 @@ extension Registry {
             armTimeout(entry, afterMilliseconds: overflow ? 0 : UInt64(clamping: max(0, remaining)))
         }
         return (entry, rejection)
+    }
+
+    /// A fulfilled `then` child stored without its value: it takes its
+    /// parent's, the very value (so shared in memory again). Its parent,
+    /// earlier in creation order, is back already: a child that shares its
+    /// value keeps it from being collected or forgotten. Should the parent be
+    /// gone all the same, the child is rejected at start-up, saying so.
+    private func rebuildSharingParentValue(_ stored: StoredPromise) -> (RemotePromise, RemoteRejection?) {
+        guard let parentID = stored.parentID, let parent = entries[parentID], case .success(let value)? = parent.result
+        else {
+            // Back as pending, to be rejected once every promise is back.
+            var pending = stored
+            (pending.state, pending.settled, pending.valueOfParent) = ("pending", nil, false)
+            let entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
+                                 name: stored.name, restoring: pending)
+            fill(entry, from: stored)
+            return (entry, RemoteRejection(
+                message: "cannot be restored: it had the value of its parent \"\(stored.parentID ?? "")\", which is no longer stored"))
+        }
+        let entry = register(Promise(value: value), id: stored.id, kind: kind(of: stored), parentID: parentID,
+                             name: stored.name, restoring: stored)
+        entry.sharesParentValue = true
+        parent.addDependents(1)
+        fill(entry, from: stored)
+        return (entry, nil)
     }
 
     /// The fields a stored promise carries that ``register`` does not set.

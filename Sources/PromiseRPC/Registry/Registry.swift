@@ -260,8 +260,29 @@ public final class Registry {
         promises.reserveCapacity(ids.count)
         // Appended straight from `stored`: `compactMap` moved each promise
         // (291 bytes) once more through an optional and grew its array as it went.
-        for id in ids { if let entry = entries[id] { promises.append(entry.stored(now: now)) } }
+        for id in ids {
+            guard let entry = entries[id] else { continue }
+            if entry.parentID != nil { shareParentValue(entry) }
+            promises.append(entry.stored(now: now))
+        }
         return promises
+    }
+
+    /// Marks a fulfilled `then` child without a command, whose parent is
+    /// held and fulfilled, as having its parent's value
+    /// (``RemotePromise/sharesParentValue``), so that the value is stored
+    /// once, and counts it among the parent's dependents while it is held.
+    /// Durable registries only: in memory the value is shared anyway.
+    /// Called at the child's first snapshot and when it settles, whichever
+    /// comes first (a child of a fulfilled parent is often written before
+    /// the registry hears that it settled).
+    func shareParentValue(_ entry: RemotePromise) {
+        guard journal != nil, !entry.sharesParentValue, entry.job == nil,
+              case .then = entry.kind, case .success? = entry.result,
+              let parentID = entry.parentID, let parent = entries[parentID], case .success? = parent.result
+        else { return }
+        entry.sharesParentValue = true
+        parent.addDependents(1)
     }
 
     /// The record of `entry`, now.
@@ -295,6 +316,7 @@ public final class Registry {
         entry.timeoutTimer = nil
         entry.compact()
         countDependencies(of: entry, by: -1)
+        if entry.parentID != nil { shareParentValue(entry) }
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
         // Most promises have neither waiters nor subscribers: no record to

@@ -19,6 +19,7 @@ extension RemotePromise {
         var value: JSONValue?
         var reason: JSONValue?
         switch result {
+        case .success where sharesParentValue: break
         case .success(let fulfilled)?: value = fulfilled
         case .failure(let error)?: reason = self.reason(for: error).json
         case nil: break
@@ -30,6 +31,6 @@ extension RemotePromise {
             policy: policy, name: name, created: created, settled: settled, state: Self.state(of: result),
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
-            lease: lease, execStarted: job?.started ?? false)
+            lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue)
     }
 }

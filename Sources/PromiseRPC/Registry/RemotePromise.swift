@@ -59,6 +59,10 @@ final class RemotePromise {
     /// the retention queue keep it until they are compacted, and a flag is
     /// cheaper to test there than looking its id up again.
     var isRemoved = false
+    /// A fulfilled `then` child stored without a value of its own: it has
+    /// its parent's (``StoredPromise/valueOfParent``), and counts among the
+    /// parent's ``dependents`` for as long as it is held.
+    var sharesParentValue = false
     /// Set once the registry observes the core promise's progress, which it
     /// does from the first subscription on (see `Registry.observeProgress`).
     var observesProgress = false
