@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 import Testing
 
-/// The signal thread is signalled directly (`pthread_kill`): a signal sent to
+/// The signal thread is signalled directly (`Watcher.raise`): a signal sent to
 /// the test process could reach another thread, where it would end the run.
 @Suite("Stopping on SIGTERM within a second", .timeLimit(.minutes(1)))
 struct StopSignalsTests {
@@ -20,7 +20,7 @@ struct StopSignalsTests {
     @Test("a loop that does not start stopping within a second is left: the process exits with status 1")
     func stuckLoopExits() {
         let record = Record()
-        let thread = StopSignals.watch(
+        let watcher = StopSignals.watch(
             stop: { record.stops.add(1, ordering: .relaxed) },
             acknowledge: { _ in },  // The loop never gets to it.
             logger: logger,
@@ -29,7 +29,7 @@ struct StopSignalsTests {
                 record.exited.signal()
             })
         let sent = ContinuousClock.now
-        pthread_kill(thread, SIGTERM)
+        watcher.raise(SIGTERM)
         #expect(record.exited.wait(timeout: .now() + 5) == .success)
         let waited = ContinuousClock.now - sent
         #expect(waited >= .milliseconds(950))
@@ -41,7 +41,7 @@ struct StopSignalsTests {
     @Test("a loop that starts stopping is left to finish; a second signal exits at once")
     func secondSignalExits() {
         let record = Record()
-        let thread = StopSignals.watch(
+        let watcher = StopSignals.watch(
             stop: { record.stops.add(1, ordering: .relaxed) },
             acknowledge: { started in started() },
             logger: logger,
@@ -49,12 +49,12 @@ struct StopSignalsTests {
                 record.exitStatus.store(status, ordering: .relaxed)
                 record.exited.signal()
             })
-        pthread_kill(thread, SIGINT)
+        watcher.raise(SIGINT)
         // Stopping began: no exit, however long the stop takes.
         #expect(record.exited.wait(timeout: .now() + 1.5) == .timedOut)
         #expect(record.stops.load(ordering: .relaxed) == 1)
         let sent = ContinuousClock.now
-        pthread_kill(thread, SIGTERM)
+        watcher.raise(SIGTERM)
         #expect(record.exited.wait(timeout: .now() + 5) == .success)
         #expect(ContinuousClock.now - sent < .milliseconds(900))
         #expect(record.exitStatus.load(ordering: .relaxed) == 1)

@@ -1,3 +1,4 @@
+internal import CLibUV
 import Dispatch
 import Foundation
 import Glibc
@@ -42,14 +43,14 @@ public enum StopSignals {
     ///   - stop: Asks the server to stop; returns at once (``Server/stop()``).
     ///   - acknowledge: Runs its argument on the loop, once the loop gets to it.
     ///   - exit: Ends the process at once; `_exit` but in tests.
-    /// - Returns: The waiting thread, which tests signal directly (`pthread_kill`).
+    /// - Returns: The waiting thread, which tests signal directly.
     @discardableResult
     public static func watch(
         stop: @escaping @Sendable () -> Void,
         acknowledge: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
         logger: Logger,
         exit: @escaping @Sendable (Int32) -> Void = { Glibc._exit($0) }
-    ) -> pthread_t {
+    ) -> Watcher {
         let waiting = DispatchSemaphore(value: 0)
         let thread = ThreadBox()
         let watcher = Thread {
@@ -77,7 +78,18 @@ public enum StopSignals {
         watcher.name = "promised-signals"
         watcher.start()
         waiting.wait()
-        return thread.value!
+        return Watcher(thread: thread.value!)
+    }
+
+    /// The thread that waits for the signals.
+    public struct Watcher: Sendable {
+        let thread: pthread_t
+
+        /// Sends `signal` to that thread alone (for tests: a signal sent to
+        /// the process could reach a thread that does not block it).
+        func raise(_ signal: Int32) {
+            pthread_kill(thread, signal)
+        }
     }
 
     private static func waitForSignal() -> Int32 {
