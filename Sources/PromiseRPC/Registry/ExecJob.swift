@@ -68,3 +68,44 @@ extension ProcessOutcome {
         return String(decoding: slice, as: UTF8.self)
     }
 }
+
+extension ProcessSpec {
+    /// What makes this command unsafe to start, as the -32602 error naming
+    /// the param at fault, or nil: a NUL in an argument, in `cwd`, or in an
+    /// environment variable's name or value; a variable name that is empty
+    /// or holds `=`.
+    ///
+    /// The C strings `execve` and `chdir` take end at the first NUL, so
+    /// `"echo A\u0000; echo B"` ran `echo A`: what runs must be what the
+    /// record shows, or nothing. And `name=value` is how a variable is
+    /// written, so a name `PATH=/evil:` set `PATH` instead of itself.
+    ///
+    /// ```swift
+    /// ProcessSpec(argv: ["sh", "-c", "echo A\u{0}; echo B"]).problem?.data   // {"param":"exec"}
+    /// ProcessSpec(argv: ["env"], env: ["PATH=/evil:": "x"]).problem?.data  // {"param":"env"}
+    /// ```
+    var problem: RPCError? {
+        func hasNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+        if let argument = argv.first(where: hasNUL) {
+            return RPCParams.invalid("exec", "\"exec\" must not hold a NUL character (in \(Self.shown(argument)))")
+        }
+        if let cwd, hasNUL(cwd) {
+            return RPCParams.invalid("cwd", "\"cwd\" must not hold a NUL character")
+        }
+        for (name, value) in env.sorted(by: { $0.key < $1.key }) {
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: "=")) || hasNUL(name) {
+                return RPCParams.invalid(
+                    "env", "\"env\" names must be non-empty, without \"=\" or NUL (not \(Self.shown(name)))")
+            }
+            if hasNUL(value) {
+                return RPCParams.invalid("env", "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
+            }
+        }
+        return nil
+    }
+
+    /// `text` quoted as JSON, cut short: an error message names what it refuses without repeating all of it.
+    private static func shown(_ text: String) -> String {
+        JSONValue.string(RemoteRejection.cut(text, toBytes: 64)).description
+    }
+}

@@ -28,13 +28,14 @@ extension Registry {
             if cwd != nil { throw RPCParams.invalid("cwd", "\"cwd\" needs \"exec\"") }
             if env != nil { throw RPCParams.invalid("env", "\"env\" needs \"exec\"") }
         }
+        let spec = argv.map { argv in
+            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
+        }
+        if let problem = spec?.problem { throw problem }
         let parent = try entry(parentID)
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return record(existing) }
         try reserve()
-        let spec = argv.map { argv in
-            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
-        }
         return record(makeChild(of: parent, id: id, on: on, exec: spec))
     }
 
@@ -107,6 +108,16 @@ extension Registry {
         if job.cancelled { return Promise(error: CancellationError()) }
         if let child = job.child, !child.isPending {
             return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
+        }
+        // Checked at `then`; checked again for a command stored before that check, or by another program.
+        if let problem = job.spec.problem {
+            return Promise(error: RemoteRejection(
+                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data))
+        }
+        do {
+            try Self.checkValueBytes(input, limits, what: "the command's input")
+        } catch {
+            return Promise(error: error)
         }
         guard runningProcesses < limits.maxRunningProcesses else {
             return Promise(error: RemoteRejection(
