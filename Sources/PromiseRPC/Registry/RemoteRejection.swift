@@ -138,10 +138,11 @@ extension RemoteRejection {
     /// fit is cut, ending with "…"; each cause's `data` is dropped.
     ///
     /// ```swift
-    /// // x1 = any([x0]), x2 = any([x1]), …: x0 rejected "disk full".
-    /// reason.bounded(maxDepth: 128, maxBytes: 65_536).json
+    /// // x1 = any([x0]), x2 = any([x1]), …, x0 rejected "disk full": each link
+    /// // nests four levels deeper, and x32's reason would be 129 levels deep.
+    /// x32Reason.bounded(maxDepth: 128, maxBytes: 65_536).json
     /// // {"message":"1 of 1 input promises were rejected",
-    /// //  "data":{"errors":[{"id":"x0","via":"x199","reason":{"message":"disk full"}}],
+    /// //  "data":{"errors":[{"id":"x0","via":"x31","reason":{"message":"disk full"}}],
     /// //          "omitted":0,"truncated":true}}
     /// ```
     public func bounded(maxDepth: Int, maxBytes: Int) -> RemoteRejection {
