@@ -1,4 +1,4 @@
-import PromiseRPC
+@testable import PromiseRPC
 import Testing
 
 /// What a `then … exec` command is given (issue 22, item 8): what runs is
@@ -70,6 +70,28 @@ struct RegistryExecInputTests {
         #expect(job["reason"]?["message"]?.stringValue?.hasPrefix("not run: ") == true)
         #expect(harness.record("env", from: peer)["reason"]?["data"]?["param"] == "env")
         #expect(store["job"]?.state == "rejected")
+    }
+
+    @Test("the commands of one parent share one copy of a large input, kept only while one of them runs")
+    func largeInputIsShared() throws {
+        let (harness, peer) = setUp()
+        for child in ["one", "two", "three"] {
+            harness.call("then", ["id": "a", "childId": .string(child), "exec": ["cat"]], from: peer)
+        }
+        harness.call("then", ["id": "a", "childId": "other", "on": "settled", "exec": ["cat"]], from: peer)
+        let value = JSONValue.string(String(repeating: "v", count: 100_000))
+        harness.call("resolve", ["id": "a", "value": value], from: peer)
+        let processes = harness.loop.processes
+        #expect(processes.count == 4)
+        let buffers = processes.map { $0.spec.stdin.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        #expect(Set(buffers).count == 1)
+        #expect(processes.first?.spec.stdin == value.serialized() + [UInt8(ascii: "\n")])
+        #expect(harness.registry.entries["a"]?.execInput != nil)
+        for process in processes { process.exit(0) }
+        #expect(harness.registry.entries["a"]?.execInput == nil)
+        // A command started once none runs writes its input again.
+        harness.call("then", ["id": "a", "childId": "late", "exec": ["cat"]], from: peer)
+        #expect(harness.loop.processes.last?.spec.stdin == value.serialized() + [UInt8(ascii: "\n")])
     }
 
     @Test("an exec child whose input would pass maxValueBytes is rejected with -32004 and its command not started")

@@ -21,6 +21,9 @@ final class ExecJob {
     /// The child it settles, once `then` has made it: a child settled by
     /// other means (a client's `resolve`) does not start the command.
     weak var child: Promise<JSONValue>?
+    /// The stdin line of its command, shared with its parent's other
+    /// commands, held from the start until the command has exited.
+    var sharedInput: SharedExecInput?
 
     init(spec: ProcessSpec) {
         self.spec = spec
@@ -29,6 +32,27 @@ final class ExecJob {
 
 @available(*, unavailable)
 extension ExecJob: Sendable {}
+
+/// A parent's value (or reason) as the line its commands read on stdin,
+/// written once for all of them. Loop thread only.
+///
+/// Each command holds its stdin until it has read it, or until it exits if it
+/// never reads: a parent's thousand commands held a thousand copies of its
+/// value. The jobs whose command is starting or running hold this; the
+/// parent holds it weakly, so the line lasts no longer than they do.
+final class SharedExecInput {
+    /// How the parent settled: `fulfilled` (the line is its value) or `rejected` (its reason).
+    let state: String
+    let line: [UInt8]
+
+    init(state: String, line: [UInt8]) {
+        self.state = state
+        self.line = line
+    }
+}
+
+@available(*, unavailable)
+extension SharedExecInput: Sendable {}
 
 extension ProcessOutcome {
     /// How a finished command settles its child: exit 0 fulfils with stdout
