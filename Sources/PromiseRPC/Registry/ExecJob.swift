@@ -36,10 +36,11 @@ extension ExecJob: Sendable {}
 /// A parent's value (or reason) as the line its commands read on stdin,
 /// written once for all of them. Loop thread only.
 ///
-/// Each command holds its stdin until it has read it, or until it exits if it
-/// never reads: a parent's thousand commands held a thousand copies of its
-/// value. The jobs whose command is starting or running hold this; the
-/// parent holds it weakly, so the line lasts no longer than they do.
+/// A parent's commands start in the turn it settles, and each serialized its
+/// value again there (256 commands of a 16 MiB value: 4 GiB written in one
+/// turn); now they share one line (`ProcessSpec.stdin`). The jobs whose
+/// command is starting or running hold this; the parent holds it weakly, so
+/// the line lasts no longer than they do and a settled value is not kept twice.
 final class SharedExecInput {
     /// How the parent settled: `fulfilled` (the line is its value) or `rejected` (its reason).
     let state: String
