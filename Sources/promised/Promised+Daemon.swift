@@ -14,6 +14,8 @@ extension Promised {
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
+        if let maxValueBytes { limits.maxValueBytes = maxValueBytes }
+        if let maxReasonBytes { limits.maxReasonBytes = maxReasonBytes }
         return limits
     }
 

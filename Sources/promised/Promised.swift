@@ -69,13 +69,24 @@ struct Promised: ParsableCommand {
                                valueName: "ms"))
     var killGraceMs: UInt64?
 
+    @Option(help: ArgumentHelp(
+        "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected.",
+        valueName: "bytes"))
+    var maxValueBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "Bytes of JSON a reason made by any or all-errors may take; a longer one keeps its innermost causes.",
+        valueName: "bytes"))
+    var maxReasonBytes: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
         }
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
-                              ("--max-running-processes", maxRunningProcesses)] {
+                              ("--max-running-processes", maxRunningProcesses),
+                              ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }

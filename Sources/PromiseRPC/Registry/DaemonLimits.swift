@@ -24,6 +24,33 @@ public struct DaemonLimits: Sendable, Hashable {
     /// How long a cancelled exec process has between SIGTERM and SIGKILL.
     public var killGraceMilliseconds: UInt64 = 2_000
 
+    // Bounds on the values the daemon makes itself (combinators, reasons, exec input).
+
+    /// Bytes of JSON text a value made by combining others may take: an
+    /// `all` or `allSettled` whose value would be longer is rejected
+    /// (reason code -32004, `data.limit` "maxValueBytes"), and so is a
+    /// `then … exec` child whose input would be, before its command starts.
+    ///
+    /// Without it, an `all` over one 1 MB value repeated 800 times (a 3 KB
+    /// request) made an 800 MB value, and an `allSettled` over it 20,000
+    /// times a 20 GB one that the store writer died allocating. 16 MiB holds
+    /// sixteen values of the largest a request can carry (`maxLineBytes`),
+    /// and keeps every record, answer line and stored row that carries one
+    /// value far inside what reads them: the client's 256 MiB line limit
+    /// and SQLite's 1 GB limit on a row.
+    public var maxValueBytes: Int = 16 << 20
+    /// Bytes of JSON text of a reason the daemon makes from other reasons
+    /// (`any` when every input failed, `all` with `all-errors`). A longer
+    /// one, or one nesting deeper than `maxValueDepth`, keeps its innermost
+    /// causes' ids and messages and says what it left out
+    /// (`data.truncated`, `data.omitted`); see ``RemoteRejection/bounded(maxDepth:maxBytes:)``.
+    ///
+    /// A reason is read by people and by `on: rejected` commands: 64 KiB
+    /// lists about a thousand causes, and each level of a chain of `any`
+    /// stays that size instead of growing (200 levels once nested past the
+    /// JSON parser's 512 levels, and the daemon could not restart).
+    public var maxReasonBytes: Int = 64 << 10
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -40,6 +67,8 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxProcessOutputBytes": .int(maxProcessOutputBytes),
             "maxRunningProcesses": .int(maxRunningProcesses),
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
+            "maxValueBytes": .int(maxValueBytes),
+            "maxReasonBytes": .int(maxReasonBytes),
         ])
     }
 }

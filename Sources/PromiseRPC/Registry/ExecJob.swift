@@ -21,6 +21,9 @@ final class ExecJob {
     /// The child it settles, once `then` has made it: a child settled by
     /// other means (a client's `resolve`) does not start the command.
     weak var child: Promise<JSONValue>?
+    /// The stdin line of its command, shared with its parent's other
+    /// commands, held from the start until the command has exited.
+    var sharedInput: SharedExecInput?
 
     init(spec: ProcessSpec) {
         self.spec = spec
@@ -29,6 +32,28 @@ final class ExecJob {
 
 @available(*, unavailable)
 extension ExecJob: Sendable {}
+
+/// A parent's value (or reason) as the line its commands read on stdin,
+/// written once for all of them. Loop thread only.
+///
+/// A parent's commands start in the turn it settles, and each serialized its
+/// value again there (256 commands of a 16 MiB value: 4 GiB written in one
+/// turn); now they share one line (`ProcessSpec.stdin`). The jobs whose
+/// command is starting or running hold this; the parent holds it weakly, so
+/// the line lasts no longer than they do and a settled value is not kept twice.
+final class SharedExecInput {
+    /// How the parent settled: `fulfilled` (the line is its value) or `rejected` (its reason).
+    let state: String
+    let line: [UInt8]
+
+    init(state: String, line: [UInt8]) {
+        self.state = state
+        self.line = line
+    }
+}
+
+@available(*, unavailable)
+extension SharedExecInput: Sendable {}
 
 extension ProcessOutcome {
     /// How a finished command settles its child: exit 0 fulfils with stdout
@@ -66,5 +91,46 @@ extension ProcessOutcome {
             if slice.last == UInt8(ascii: "\r") { slice = slice.dropLast() }
         }
         return String(decoding: slice, as: UTF8.self)
+    }
+}
+
+extension ProcessSpec {
+    /// What makes this command unsafe to start, as the -32602 error naming
+    /// the param at fault, or nil: a NUL in an argument, in `cwd`, or in an
+    /// environment variable's name or value; a variable name that is empty
+    /// or holds `=`.
+    ///
+    /// The C strings `execve` and `chdir` take end at the first NUL, so
+    /// `"echo A\u0000; echo B"` ran `echo A`: what runs must be what the
+    /// record shows, or nothing. And `name=value` is how a variable is
+    /// written, so a name `PATH=/evil:` set `PATH` instead of itself.
+    ///
+    /// ```swift
+    /// ProcessSpec(argv: ["sh", "-c", "echo A\u{0}; echo B"]).problem?.data   // {"param":"exec"}
+    /// ProcessSpec(argv: ["env"], env: ["PATH=/evil:": "x"]).problem?.data  // {"param":"env"}
+    /// ```
+    var problem: RPCError? {
+        func hasNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+        if let argument = argv.first(where: hasNUL) {
+            return RPCParams.invalid("exec", "\"exec\" must not hold a NUL character (in \(Self.shown(argument)))")
+        }
+        if let cwd, hasNUL(cwd) {
+            return RPCParams.invalid("cwd", "\"cwd\" must not hold a NUL character")
+        }
+        for (name, value) in env.sorted(by: { $0.key < $1.key }) {
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: "=")) || hasNUL(name) {
+                return RPCParams.invalid(
+                    "env", "\"env\" names must be non-empty, without \"=\" or NUL (not \(Self.shown(name)))")
+            }
+            if hasNUL(value) {
+                return RPCParams.invalid("env", "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
+            }
+        }
+        return nil
+    }
+
+    /// `text` quoted as JSON, cut short: an error message names what it refuses without repeating all of it.
+    private static func shown(_ text: String) -> String {
+        JSONValue.string(RemoteRejection.cut(text, toBytes: 64)).description
     }
 }

@@ -32,52 +32,86 @@ extension Registry {
 
     /// The core combinator `method` (with `policy`, for `all`) over `inputs`:
     /// at a request, and again at start-up for a combinator stored pending.
+    ///
+    /// What it makes from its inputs is bounded here, where it is made (a
+    /// resolve, the hot path, checks nothing): an array value past
+    /// `maxValueDepth` or `maxValueBytes` is a -32004 rejection, and a
+    /// reason made of its inputs' reasons is ``RemoteRejection/bounded(maxDepth:maxBytes:)``.
     func combined(_ method: String, policy: String?, _ inputs: [RemotePromise]) -> Promise<JSONValue> {
         let promises = inputs.map(\.promise)
-        let maxDepth = limits.maxValueDepth
+        let limits = limits
+        let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
+            try Self.capped(.array(values), limits)
+        }
         switch method {
         case "any":
-            return Promise<JSONValue>.any(promises)
+            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits)
         case "race":
             return Promise<JSONValue>.race(promises)
         case "allSettled":
             let boxedInputs = LoopBound(inputs)
             return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
-                try Self.capped(JSONValue.array(zip(boxedInputs.value, results).map { input, result in
+                try capped(zip(boxedInputs.value, results).map { input, result in
                     Self.settledElement(input, result)
-                }), maxDepth: maxDepth)
+                })
             }
         default:
             switch policy {
             case "nulls":
                 return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
-                    try Self.capped(.array(values.map { $0 ?? .null }), maxDepth: maxDepth)
+                    try capped(values.map { $0 ?? .null })
                 }
             case "all-errors":
-                return Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) {
-                    try Self.capped(.array($0), maxDepth: maxDepth)
-                }
+                let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
+                return Self.boundingReasons(of: all, inputs, limits)
             case "ignore-errors":
-                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) {
-                    try Self.capped(.array($0), maxDepth: maxDepth)
-                }
+                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
             default:
-                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) {
-                    try Self.capped(.array($0), maxDepth: maxDepth)
-                }
+                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
             }
         }
     }
 
-    /// `value`, unless it nests deeper than `maxDepth`: each `all` or
-    /// `allSettled` over another adds levels, and a value deeper than what
-    /// params may hold could come back deeper than a strict parser reads.
-    private static func capped(_ value: JSONValue, maxDepth: Int) throws(RemoteRejection) -> JSONValue {
-        guard value.depth > maxDepth else { return value }
+    /// `value`, unless it nests deeper than `maxValueDepth` or its JSON text
+    /// would take more than `maxValueBytes`: each `all` or `allSettled` over
+    /// another adds levels, and over one input repeated it multiplies bytes,
+    /// while a value deeper or longer than what params may hold could come
+    /// back deeper than a strict parser reads, or longer than a store row.
+    /// Measured, not written (``JSONValue/serializedByteCount(upTo:)``).
+    private static func capped(_ value: JSONValue, _ limits: DaemonLimits) throws(RemoteRejection) -> JSONValue {
+        let maxDepth = limits.maxValueDepth
+        if value.depth > maxDepth {
+            throw RemoteRejection(
+                code: RPCError.Code.limitExceeded.rawValue,
+                message: "the combined value would nest deeper than \(maxDepth) levels",
+                data: ["limit": "maxValueDepth", "value": .int(maxDepth)])
+        }
+        try checkValueBytes(value, limits, what: "the combined value")
+        return value
+    }
+
+    /// Throws the -32004 rejection for `value` (`what` says which) when its
+    /// JSON text would take more than `maxValueBytes`.
+    static func checkValueBytes(_ value: JSONValue, _ limits: DaemonLimits, what: String) throws(RemoteRejection) {
+        let maxBytes = limits.maxValueBytes
+        guard value.serializedByteCount(upTo: maxBytes) > maxBytes else { return }
         throw RemoteRejection(
             code: RPCError.Code.limitExceeded.rawValue,
-            message: "the combined value would nest deeper than \(maxDepth) levels",
-            data: ["limit": "maxValueDepth", "value": .int(maxDepth)])
+            message: "\(what) would take more than \(maxBytes) bytes",
+            data: ["limit": "maxValueBytes", "value": .int(maxBytes)])
+    }
+
+    /// `combined`, whose reason when every input failed (`any`) or some did
+    /// (`all-errors`) lists the inputs' reasons, bounded in depth and bytes.
+    private static func boundingReasons(
+        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ limits: DaemonLimits
+    ) -> Promise<JSONValue> {
+        let inputIDs = inputs.map(\.id)
+        return combined.recover(on: .inline) { error throws -> JSONValue in
+            guard error is AggregateError else { throw error }
+            throw RemoteRejection(describing: error, inputIDs: inputIDs)
+                .bounded(maxDepth: limits.maxValueDepth, maxBytes: limits.maxReasonBytes)
+        }
     }
 
     /// One element of an `allSettled` value: `{"id","state","value"|"reason"}`.

@@ -28,13 +28,14 @@ extension Registry {
             if cwd != nil { throw RPCParams.invalid("cwd", "\"cwd\" needs \"exec\"") }
             if env != nil { throw RPCParams.invalid("env", "\"env\" needs \"exec\"") }
         }
+        let spec = argv.map { argv in
+            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
+        }
+        if let problem = spec?.problem { throw problem }
         let parent = try entry(parentID)
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return record(existing) }
         try reserve()
-        let spec = argv.map { argv in
-            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
-        }
         return record(makeChild(of: parent, id: id, on: on, exec: spec))
     }
 
@@ -74,10 +75,10 @@ extension Registry {
         let registry = WeakLoopBound(self)
         let boxedJob = LoopBound(job)
         let boxedParent = LoopBound(parent)
-        let parentID = parent.id
         let run: @Sendable (JSONValue, String) -> Promise<JSONValue> = { input, state in
             guard let registry = registry.value else { return Promise(error: CancellationError()) }
-            return registry.startExec(boxedJob.value, input: input, parentState: state, parentID: parentID, childID: childID)
+            return registry.startExec(boxedJob.value, input: input, parentState: state, parent: boxedParent.value,
+                                      childID: childID)
         }
         let reason: @Sendable (any Error) -> JSONValue = { error in boxedParent.value.reason(for: error).json }
         switch on {
@@ -102,11 +103,21 @@ extension Registry {
     /// Starts `job` with `input` as JSON on stdin; the returned promise settles
     /// from the process's outcome (``ProcessOutcome/settlement``).
     func startExec(
-        _ job: ExecJob, input: JSONValue, parentState: String, parentID: String, childID: String
+        _ job: ExecJob, input: JSONValue, parentState: String, parent: RemotePromise, childID: String
     ) -> Promise<JSONValue> {
         if job.cancelled { return Promise(error: CancellationError()) }
         if let child = job.child, !child.isPending {
             return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
+        }
+        // Checked at `then`; checked again for a command stored before that check, or by another program.
+        if let problem = job.spec.problem {
+            return Promise(error: RemoteRejection(
+                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data))
+        }
+        do {
+            try Self.checkValueBytes(input, limits, what: "the command's input")
+        } catch {
+            return Promise(error: error)
         }
         guard runningProcesses < limits.maxRunningProcesses else {
             return Promise(error: RemoteRejection(
@@ -115,8 +126,8 @@ extension Registry {
                 data: ["limit": "maxRunningProcesses", "value": .int(limits.maxRunningProcesses)]))
         }
         var spec = job.spec
-        spec.stdin = input.serializedLine()
-        spec.env = ["PROMISE_ID": parentID, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
+        spec.stdin = inputLine(input, parentState: parentState, parent: parent, job: job)
+        spec.env = ["PROMISE_ID": parent.id, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
             .merging(job.spec.env) { _, chosen in chosen }
         let result = Promise<JSONValue>()
         runningProcesses += 1
@@ -133,6 +144,7 @@ extension Registry {
             guard let self else { return }
             guard let job, !job.cancelled, !isStopping, failure == nil else {
                 runningProcesses -= 1
+                job?.sharedInput = nil
                 if let failure {
                     result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))"))
                 } else if isStopping, let job {
@@ -147,6 +159,26 @@ extension Registry {
         return result
     }
 
+    /// Lines longer than this are shared among a parent's commands (see
+    /// ``SharedExecInput``); shorter ones cost less to write again than to keep.
+    static let sharedExecInputBytes = 64 << 10
+
+    /// `input` as the line `job`'s command reads: the one a command of the
+    /// same parent, settled the same way, still holds, else written now.
+    private func inputLine(_ input: JSONValue, parentState: String, parent: RemotePromise, job: ExecJob) -> [UInt8] {
+        if let shared = parent.execInput, shared.state == parentState {
+            job.sharedInput = shared
+            return shared.line
+        }
+        let line = input.serializedLine()
+        if line.count > Self.sharedExecInputBytes {
+            let shared = SharedExecInput(state: parentState, line: line)
+            parent.execInput = shared
+            job.sharedInput = shared
+        }
+        return line
+    }
+
     /// Starts the process of `job` (counted in `runningProcesses` already)
     /// and settles `result` from its outcome.
     private func launch(_ job: ExecJob, _ spec: ProcessSpec, settling result: Promise<JSONValue>, childID: String) {
@@ -156,6 +188,7 @@ extension Registry {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
                 self?.runningProcesses -= 1
                 job?.process = nil
+                job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
                 switch outcome.settlement(maxDepth: maxDepth) {
@@ -168,6 +201,7 @@ extension Registry {
             logger.debug("Process started", metadata: metadata)
         } catch {
             runningProcesses -= 1
+            job.sharedInput = nil
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",

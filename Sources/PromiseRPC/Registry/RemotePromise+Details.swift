@@ -25,6 +25,8 @@ extension RemotePromise {
         var lease = false
         /// The command of a `then … exec` child.
         var job: ExecJob?
+        /// The stdin line its `exec` children's commands share, while any holds it.
+        weak var execInput: SharedExecInput?
     }
 
     /// The details, made on first write.
@@ -99,6 +101,11 @@ extension RemotePromise {
     var job: ExecJob? {
         get { details?.job }
         set { set(\.job, newValue) }
+    }
+
+    var execInput: SharedExecInput? {
+        get { details?.execInput }
+        set { set(\.execInput, newValue) }
     }
 }
 

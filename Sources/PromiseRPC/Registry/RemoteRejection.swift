@@ -116,3 +116,123 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 }
+
+/// Bounding the reasons the daemon makes from other reasons.
+///
+/// An `any` whose inputs all failed, or an `all` with `all-errors`, lists
+/// each failure's reason in its own (`data.errors`); over a chain of such
+/// combinators every level wraps the one below, four JSON levels at a time,
+/// and over many inputs the list grows with them. Past the limits a reason
+/// keeps what users need, the origin of the failure: the innermost causes,
+/// each with the id of the promise that failed first and its message.
+extension RemoteRejection {
+    /// This reason, if its JSON nests at most `maxDepth` levels and takes at
+    /// most `maxBytes` bytes; otherwise a summary that does, with the same
+    /// code and message: `data.errors` lists the innermost causes (the
+    /// entries, at any level of nested `data.errors`, whose reason lists no
+    /// errors of its own) as `{"id", "via"?, "reason":{"code"?, "message"}}`,
+    /// where `via` is the input of this promise through which the cause came
+    /// (left out when it is the cause itself), as many as fit, in order;
+    /// `data.truncated` is true and `data.omitted` counts the causes left out
+    /// (a failed input not looked into counts as one). A message too long to
+    /// fit is cut, ending with "…"; each cause's `data` is dropped.
+    ///
+    /// ```swift
+    /// // x1 = any([x0]), x2 = any([x1]), …, x0 rejected "disk full": each link
+    /// // nests four levels deeper, and x32's reason would be 129 levels deep.
+    /// x32Reason.bounded(maxDepth: 128, maxBytes: 65_536).json
+    /// // {"message":"1 of 1 input promises were rejected",
+    /// //  "data":{"errors":[{"id":"x0","via":"x31","reason":{"message":"disk full"}}],
+    /// //          "omitted":0,"truncated":true}}
+    /// ```
+    public func bounded(maxDepth: Int, maxBytes: Int) -> RemoteRejection {
+        let whole = json
+        if whole.serializedByteCount(upTo: maxBytes) <= maxBytes && whole.depth <= maxDepth { return self }
+        var summary = RemoteRejection(code: code, message: Self.cut(message, toBytes: max(16, maxBytes / 4)))
+        // What the summary takes without its causes: its code, its message and
+        // `{"errors":[],"omitted":N,"truncated":true}` with room for any N.
+        let frame = summary.json.serializedByteCount() + #","data":{"errors":[],"omitted":,"truncated":true}"#.utf8.count + 20
+        var causes = CauseList(budget: maxBytes - frame)
+        if maxDepth >= 5, case .array(let failures)? = data?["errors"] {
+            // 5: the summary's reason, data, errors, a cause and its reason.
+            for failure in failures { causes.collect(failure, via: failure["id"]?.stringValue) }
+        } else if case .array(let failures)? = data?["errors"] {
+            causes.omitted = failures.count
+        }
+        var members: [String: JSONValue] = ["truncated": true, "omitted": .int(causes.omitted)]
+        if maxDepth >= 3 { members["errors"] = .array(causes.kept) }  // the summary's reason, data, errors
+        summary.data = maxDepth >= 2 ? .object(members) : nil
+        return summary
+    }
+
+    /// `text` cut to at most `limit` bytes of UTF-8 (the cut marked "…"), at a
+    /// scalar boundary.
+    static func cut(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        let ellipsis = "…"
+        var end = text.utf8.index(text.utf8.startIndex, offsetBy: max(0, limit - ellipsis.utf8.count))
+        while end > text.startIndex && end.samePosition(in: text.unicodeScalars) == nil {
+            end = text.utf8.index(before: end)
+        }
+        return String(text.unicodeScalars[..<end]) + ellipsis
+    }
+
+    /// The causes a summary keeps, gathered within a byte budget.
+    private struct CauseList {
+        var budget: Int
+        var kept: [JSONValue] = []
+        var omitted = 0
+        /// A cause is not kept with less room than this for its message.
+        static let minimumMessageBytes = 64
+
+        /// Adds the causes under one `data.errors` entry, reached through
+        /// this promise's input `via`.
+        mutating func collect(_ entry: JSONValue, via: String?) {
+            guard budget > 0 else {
+                omitted += 1
+                return
+            }
+            guard let reason = entry["reason"] else {
+                omitted += 1
+                return
+            }
+            if case .array(let inner)? = reason["data"]?["errors"], !inner.isEmpty,
+               inner.allSatisfy({ $0["reason"] != nil }) {
+                // A reason made of other reasons: its causes lie below. A summary says how many it left out.
+                omitted += reason["data"]?["omitted"]?.intValue ?? 0
+                for nested in inner { collect(nested, via: via) }
+                return
+            }
+            var cause: [String: JSONValue] = [:]
+            let id = entry["id"]?.stringValue
+            if let id { cause["id"] = .string(id) }
+            if let via, via != id { cause["via"] = .string(via) }
+            if id == nil, let index = entry["index"] { cause["index"] = index }
+            var causeReason: [String: JSONValue] = [:]
+            if let code = reason["code"], !code.isNull { causeReason["code"] = code }
+            var message = reason["message"]?.stringValue ?? ""
+            var entryBytes = 0
+            // The first cause is kept even when its message alone is too long: cut to fit.
+            // Cut by unescaped bytes in proportion, again if escapes (up to six bytes for
+            // one) still make it too long.
+            for _ in 0..<8 {
+                causeReason["message"] = .string(message)
+                cause["reason"] = .object(causeReason)
+                entryBytes = JSONValue.object(cause).serializedByteCount() + 1  // and a comma
+                guard entryBytes > budget, kept.isEmpty else { break }
+                let quoted = JSONValue.quotedByteCount(message, limit: .max)
+                let room = budget - (entryBytes - quoted) - 2
+                guard room >= Self.minimumMessageBytes else { break }
+                let bytes = message.utf8.count
+                message = RemoteRejection.cut(message, toBytes: min(bytes - 1, bytes * room / max(1, quoted - 2)))
+            }
+            guard entryBytes <= budget else {
+                budget = 0
+                omitted += 1
+                return
+            }
+            budget -= entryBytes
+            kept.append(.object(cause))
+        }
+    }
+}
