@@ -8,6 +8,7 @@ struct JSONValueSizeTests {
             .null, true, false, 0, -7, .int(Int.max), .int(Int.min), 0.0, 1.0, "", "plain", "quote \" and \\ slash",
             "\n\r\t\u{0}\u{1F}", "ünïcødé ✓ 🎉", [], [:], [1, "two", [3, [4]], ["k": nil]],
             ["a": "x\n", "b": [1, true], "é\n": ["": []]],
+            .number(JSONNumber("18446744073709551615")!), [.number(JSONNumber("-1.5e400")!)],
           ] as [JSONValue])
     func exactCount(value: JSONValue) {
         #expect(value.serializedByteCount() == value.serialized().count)

@@ -69,6 +69,33 @@ struct RegistryListInfoTests {
         #expect(third["cursor"] == .null)
     }
 
+    @Test("a list page ends once its records pass maxValueBytes, and the cursor goes on from there")
+    func listPageBytesAreBounded() {
+        var limits = DaemonLimits()
+        limits.maxValueBytes = 1_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        let value = JSONValue.string(String(repeating: "v", count: 300))
+        for index in 0..<10 {
+            harness.call("create", ["id": .string("big\(index)")], from: peer)
+            harness.call("resolve", ["id": .string("big\(index)"), "value": value], from: peer)
+        }
+        var seen: [String] = []
+        var cursor: JSONValue = .null
+        var pages: [Int] = []
+        repeat {
+            var params: [String: JSONValue] = ["limit": 100]
+            if cursor != .null { params["cursor"] = cursor }
+            let result = harness.call("list", .object(params), from: peer)
+            seen += ids(result)
+            pages.append(ids(result).count)
+            cursor = result["cursor"] ?? .null
+        } while cursor != .null && pages.count < 20
+        #expect(seen == (0..<10).map { "big\($0)" })
+        // About 400 bytes a record: the third passes 1,000 and ends the page.
+        #expect(pages == [3, 3, 3, 1])
+    }
+
     @Test("list compares the prefix byte for byte: a decomposed accent does not match a precomposed one")
     func listPrefixByBytes() {
         let harness = RPCHarness()

@@ -45,6 +45,8 @@ extension JSONValue {
             } else {
                 total += number.isFinite ? Self.maxDoubleBytes : 4  // "null"
             }
+        case .number(let number):
+            total += number.text.utf8.count  // Written as it came.
         case .string(let text):
             total += Self.quotedByteCount(text, limit: limit - total)
         case .array(let elements):

@@ -23,8 +23,10 @@ extension Registry {
     /// cursor is opaque; pass it back to get the next page; null means done.
     /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
     /// so a page may come back short (even empty) with a cursor: only a null
-    /// cursor says that nothing more matches. The prefix is compared byte
-    /// for byte.
+    /// cursor says that nothing more matches. A page also ends once its
+    /// records pass `maxValueBytes` (with at least one record), so that a
+    /// page of large values is as bounded as one value. The prefix is
+    /// compared byte for byte.
     func list(_ params: RPCParams) throws(RPCError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
         let prefix = try params.string("prefix")
@@ -37,6 +39,7 @@ extension Registry {
             start = firstIndex(after: last)
         }
         var page: [JSONValue] = []
+        var pageBytes = 0
         var next: JSONValue = .null
         var index = start
         let scanEnd = start.addingReportingOverflow(limit + Self.listScanAllowance)
@@ -49,12 +52,14 @@ extension Registry {
             // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
             if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { continue }
             if let state, entry.state != state { continue }
-            if page.count == limit {
+            if page.count == limit || pageBytes > limits.maxValueBytes {
                 // One more match exists: the page is full and another follows.
                 next = .string(String(entry.sequence - 1))
                 break
             }
-            page.append(record(entry))
+            let record = record(entry)
+            pageBytes += record.serializedByteCount(upTo: limits.maxValueBytes - pageBytes + 1) + 1
+            page.append(record)
         }
         // Stopped by the allowance, not by a full page: go on after the last one looked at.
         if next == .null && index < order.count && index == end {
