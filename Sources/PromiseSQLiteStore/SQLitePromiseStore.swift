@@ -10,6 +10,9 @@ import PromiseRPC
 /// fsynced before it returns. Each promise is one row keyed by its sequence
 /// (see ``StoreBatch``), with its id and its ``StoredPromise/json`` document.
 ///
+/// A row that cannot be loaded is moved to the `quarantine` table rather
+/// than stopping the daemon (``load()``).
+///
 /// The store holds SQLite's exclusive lock while it is open, so a second
 /// daemon pointed at the same directory fails to open it ("database is
 /// locked") instead of writing over the first one's promises. The kernel
@@ -18,7 +21,7 @@ import PromiseRPC
 /// ```swift
 /// let store = try SQLitePromiseStore(directory: SQLitePromiseStore.defaultDirectory())
 /// try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 0, kind: "created", created: 0)]))
-/// try store.load().map(\.id)   // ["a"]
+/// try store.load().promises.map(\.id)   // ["a"]
 /// ```
 public final class SQLitePromiseStore: PromiseStore {
     /// The database file's path.
@@ -71,33 +74,74 @@ public final class SQLitePromiseStore: PromiseStore {
 
     public var location: String { "sqlite:" + path }
 
-    /// Every stored promise, in ascending ``StoredPromise/sequence``.
+    /// Every stored promise, in ascending ``StoredPromise/sequence``, and the
+    /// quarantined ones.
     ///
-    /// - Throws: ``PromiseStoreError`` naming the first row whose document
-    ///   does not parse: the daemon must not start on silently lost promises.
-    public func load() throws -> [StoredPromise] {
+    /// A row that cannot be loaded — its document is not JSON (nested past
+    /// the parser's 512 levels, say) or not a promise, it names another id,
+    /// or its id was loaded already from an earlier row — is moved, as it is,
+    /// from `promises` to `quarantine` with the reason and the time, in one
+    /// transaction, so that the daemon starts without it and it can be
+    /// inspected (docs/DURABILITY.md, "Quarantine").
+    ///
+    /// - Throws: ``PromiseStoreError`` when the store cannot be read, or a
+    ///   row cannot be moved.
+    public func load() throws -> StoreContents {
         do {
-            return try database.read { db in
+            return try database.writeWithoutTransaction { db in
                 var promises: [StoredPromise] = []
-                var seen: Set<String> = []
-                let rows = try Row.fetchCursor(db, sql: "SELECT id, doc FROM promises ORDER BY sequence")
+                var unreadable: [(sequence: Int64, reason: String)] = []
+                var loaded: [String: Int64] = [:]
+                let rows = try Row.fetchCursor(db, sql: "SELECT sequence, id, doc FROM promises ORDER BY sequence")
                 while let row = try rows.next() {
-                    // Not `row[0] as String`: GRDB traps on a value it cannot convert.
-                    let key: DatabaseValue = row[0]
-                    let id = String.fromDatabaseValue(key) ?? key.description
+                    let sequence: Int64 = row[0]
+                    // Not `row[1] as String`: GRDB traps on a value it cannot convert.
+                    let id = Self.text(row[1])
                     // Rows are keyed by sequence, so only this check keeps an id to one promise.
-                    guard seen.insert(id).inserted else {
-                        throw PromiseStoreError("stored promise \"\(id)\" is stored twice")
+                    if let first = loaded[id] {
+                        unreadable.append((sequence, "stored twice: the promise under sequence \(first) was loaded"))
+                        continue
                     }
-                    promises.append(try Self.promise(id: id, doc: row[1]))
+                    do throws(PromiseStoreError) {
+                        promises.append(try Self.promise(id: id, doc: row[2]))
+                        loaded[id] = sequence
+                    } catch {
+                        unreadable.append((sequence, error.message))
+                    }
                 }
-                return promises
+                if !unreadable.isEmpty { try Self.quarantine(unreadable, db) }
+                let quarantined = try Row.fetchAll(
+                    db, sql: "SELECT id, sequence, reason, quarantined FROM quarantine ORDER BY number")
+                return StoreContents(promises: promises, quarantined: quarantined.map { row in
+                    QuarantinedPromise(id: Self.text(row[0]), sequence: row[1], reason: row[2], time: row[3])
+                })
             }
-        } catch let error as PromiseStoreError {
-            throw error
         } catch {
             throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")
         }
+    }
+
+    /// Moves the rows with these sequences from `promises` to `quarantine`,
+    /// byte for byte (`INSERT … SELECT` copies the values as stored).
+    private static func quarantine(_ rows: [(sequence: Int64, reason: String)], _ db: Database) throws {
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        try db.inTransaction(.immediate) {
+            for (sequence, reason) in rows {
+                try db.execute(
+                    sql: """
+                        INSERT INTO quarantine (sequence, id, doc, reason, quarantined)
+                        SELECT sequence, id, doc, ?, ? FROM promises WHERE sequence = ?
+                        """,
+                    arguments: [reason, now, sequence])
+                try db.execute(sql: "DELETE FROM promises WHERE sequence = ?", arguments: [sequence])
+            }
+            return .commit
+        }
+    }
+
+    /// A column that should hold text, as text whatever it holds.
+    private static func text(_ value: DatabaseValue) -> String {
+        String.fromDatabaseValue(value) ?? value.description
     }
 
     /// Applies `batch` in one transaction — deletions, then upserts — and
@@ -115,29 +159,27 @@ public final class SQLitePromiseStore: PromiseStore {
         }
     }
 
-    /// One row as a promise, or an error that names the row.
-    private static func promise(id: String, doc: DatabaseValue) throws -> StoredPromise {
+    /// One row as a promise, or why it is not one.
+    private static func promise(id: String, doc: DatabaseValue) throws(PromiseStoreError) -> StoredPromise {
         let text: String
         switch doc.storage {
         case .string(let string): text = string
         case .blob(let data): text = String(decoding: data, as: UTF8.self)
-        default: throw PromiseStoreError("stored promise \"\(id)\" has no JSON document")
+        default: throw PromiseStoreError("no JSON document")
         }
         let json: JSONValue
         do {
             json = try JSONValue(parsing: text)
         } catch {
-            throw PromiseStoreError("stored promise \"\(id)\" is not valid JSON: \(error)")
+            throw PromiseStoreError("not valid JSON: \(error)")
         }
         let promise: StoredPromise
         do {
             promise = try StoredPromise(json: json)
         } catch {
-            throw PromiseStoreError("stored promise \"\(id)\" is unreadable: \(error.message)")
+            throw PromiseStoreError("unreadable: \(error.message)")
         }
-        guard promise.id == id else {
-            throw PromiseStoreError("stored promise \"\(id)\" holds the document of \"\(promise.id)\"")
-        }
+        guard promise.id == id else { throw PromiseStoreError("holds the document of \"\(promise.id)\"") }
         return promise
     }
 
@@ -150,6 +192,9 @@ public final class SQLitePromiseStore: PromiseStore {
     /// SQLite's own words ("database or disk is full") rather than GRDB's
     /// description, which repeats the SQL statement and its arguments.
     private static func reason(_ error: any Error) -> String {
+        if let error = error as? PromiseStoreError {
+            return error.message
+        }
         if let error = error as? SQLiteBatchWriter.Failure {
             return error.message
         }

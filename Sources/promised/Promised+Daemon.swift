@@ -34,7 +34,7 @@ extension Promised {
         // A store that hits a file-size limit must fail its write, not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
         let store = try openStore(logger)
-        var stored: [StoredPromise] = []
+        var stored = StoreContents()
         if let store {
             do {
                 stored = try store.load()
@@ -59,6 +59,7 @@ extension Promised {
                 context.logger.info("Store loaded", metadata: [
                     "store": "\(store.location)", "pending": "\(summary.pending)",
                     "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
+                    "quarantined": "\(summary.quarantined)",
                 ])
             }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)

@@ -118,6 +118,7 @@ extension Registry {
             "error": journal.failure.map { .string($0.message) } ?? .null,
             "commits": .int(journal.commitCount),
             "changes": .int(journal.changeCount),
+            "quarantined": .int(journal.quarantinedCount),
             "retainMs": retain,
         ]
     }

@@ -73,6 +73,9 @@ public final class GroupCommit {
     public private(set) var commitCount = 0
     /// Promise writes and deletions committed since start.
     public private(set) var changeCount = 0
+    /// Promises the store set aside because they could not be loaded, as
+    /// ``Registry/restore(_:)`` found them.
+    public internal(set) var quarantinedCount = 0
 
     /// - Parameters:
     ///   - loop: Runs work on the loop thread, after the current turn (the daemon's ``LoopExecutor``).

@@ -3,7 +3,7 @@ import Foundation
 /// A ``PromiseStore`` in this process's memory: the reference implementation
 /// of the protocol's rules, and the store unit tests restart a registry from.
 /// It can be told to fail (``failCommits``) to test what the daemon does when
-/// its disk is full or read-only.
+/// its disk is full or read-only, and it can start with promises in quarantine.
 ///
 /// ```swift
 /// let store = MemoryPromiseStore()
@@ -13,11 +13,13 @@ import Foundation
 public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `lock` guards every stored property.
     private let lock = NSLock()
     private var promises: [String: StoredPromise] = [:]
+    private var quarantine: [QuarantinedPromise]
     private var failure: PromiseStoreError?
     private var commits = 0
 
-    public init(_ promises: [StoredPromise] = []) {
+    public init(_ promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = []) {
         for promise in promises { self.promises[promise.id] = promise }
+        quarantine = quarantined
     }
 
     public var location: String { "memory" }
@@ -31,8 +33,10 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
     /// How many batches were committed.
     public var commitCount: Int { lock.withLock { commits } }
 
-    public func load() throws -> [StoredPromise] {
-        lock.withLock { promises.values.sorted { $0.sequence < $1.sequence } }
+    public func load() throws -> StoreContents {
+        lock.withLock {
+            StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine)
+        }
     }
 
     public func commit(_ batch: StoreBatch) throws {
