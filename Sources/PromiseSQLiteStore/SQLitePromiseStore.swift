@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PromiseRPC
 
 /// The daemon's default ``PromiseStore``: one SQLite file, written through
@@ -11,7 +12,9 @@ import PromiseRPC
 /// (see ``StoreBatch``), with its id and its ``StoredPromise/json`` document.
 ///
 /// A row that cannot be loaded is moved to the `quarantine` table rather
-/// than stopping the daemon (``load()``).
+/// than stopping the daemon (``load()``); a change that SQLite refuses for
+/// good, such as a row past its size limit, is left out of its commit and
+/// returned, and the rest commits (``commit(_:)``).
 ///
 /// The store holds SQLite's exclusive lock while it is open, so a second
 /// daemon pointed at the same directory fails to open it ("database is
@@ -35,9 +38,12 @@ public final class SQLitePromiseStore: PromiseStore {
     ///     promise values may be private.
     ///   - maxPageCount: Caps the file at this many pages (4 KiB each) so that
     ///     tests can make commits fail as on a full disk; nil in production.
+    ///   - maxLength: Lowers SQLite's limit on the bytes of one string
+    ///     (`SQLITE_LIMIT_LENGTH`, 1 GB by default) so that tests can make a
+    ///     row too big to store; nil in production.
     /// - Throws: ``PromiseStoreError`` naming the path and SQLite's reason
     ///   (not a database, read-only, locked by another daemon…).
-    public init(directory: String, maxPageCount: Int? = nil) throws {
+    public init(directory: String, maxPageCount: Int? = nil, maxLength: Int32? = nil) throws {
         path = (directory as NSString).appendingPathComponent("promises.sqlite3")
         do {
             try FileManager.default.createDirectory(
@@ -52,8 +58,9 @@ public final class SQLitePromiseStore: PromiseStore {
         // lock; wait briefly for the latter, then say the store is busy.
         configuration.busyMode = .timeout(1)
         configuration.label = "PromiseSQLiteStore"
-        if let maxPageCount {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
+        configuration.prepareDatabase { db in
+            if let maxPageCount { try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
+            if let maxLength { sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maxLength) }
         }
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)
@@ -145,15 +152,19 @@ public final class SQLitePromiseStore: PromiseStore {
     }
 
     /// Applies `batch` in one transaction — deletions, then upserts — and
-    /// returns once it is on disk.
+    /// returns once it is on disk. A change SQLite refuses for a reason of
+    /// its own (too big, a constraint) is left out and returned; the others
+    /// commit.
     ///
+    /// - Returns: The changes left out, with SQLite's reason ("string or blob too big").
     /// - Throws: ``PromiseStoreError`` with SQLite's reason ("database or disk
     ///   is full", "attempt to write a readonly database"…); then nothing of
     ///   `batch` was applied.
-    public func commit(_ batch: StoreBatch) throws {
-        guard !batch.isEmpty else { return }
+    @discardableResult
+    public func commit(_ batch: StoreBatch) throws -> [UnstorableChange] {
+        guard !batch.isEmpty else { return [] }
         do {
-            try database.writeWithoutTransaction { db in try SQLiteBatchWriter(db).write(batch) }
+            return try database.writeWithoutTransaction { db in try SQLiteBatchWriter(db).write(batch) }
         } catch {
             throw PromiseStoreError("cannot write to the promise store \(path): \(Self.reason(error))")
         }

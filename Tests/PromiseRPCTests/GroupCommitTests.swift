@@ -15,9 +15,9 @@ struct GroupCommitTests {
         var duringCommit: [() -> Void] = []
         var location: String { "hooked" }
         func load() throws -> StoreContents { try memory.load() }
-        func commit(_ batch: StoreBatch) throws {
+        func commit(_ batch: StoreBatch) throws -> [UnstorableChange] {
             if !duringCommit.isEmpty { duringCommit.removeFirst()() }
-            try memory.commit(batch)
+            return try memory.commit(batch)
         }
     }
 

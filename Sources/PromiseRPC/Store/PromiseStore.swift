@@ -24,10 +24,18 @@ public protocol PromiseStore: AnyObject, Sendable {
     /// - Throws: ``PromiseStoreError`` when the store itself cannot be read.
     func load() throws -> StoreContents
 
-    /// Applies `batch` atomically and durably: when this returns, all of it
-    /// survives a crash or power cut; when it throws, none of it was applied.
-    /// Called from one thread at a time.
-    func commit(_ batch: StoreBatch) throws
+    /// Applies `batch` durably: when this returns, what it applied survives a
+    /// crash or power cut; when it throws, none of it was applied. Called
+    /// from one thread at a time.
+    ///
+    /// A change that can never be stored, whenever it is tried (too big, a
+    /// constraint), is left out and returned, and the rest is applied. A
+    /// failure that may pass (a full disk, an I/O error) throws instead.
+    ///
+    /// - Returns: The changes left out, each with the store's reason; empty
+    ///   when all of `batch` was applied.
+    @discardableResult
+    func commit(_ batch: StoreBatch) throws -> [UnstorableChange]
 
     /// Says where the promises are kept, for logs and `info` ("sqlite:/path").
     var location: String { get }
@@ -96,6 +104,24 @@ public struct QuarantinedPromise: Sendable, Hashable {
         self.sequence = sequence
         self.reason = reason
         self.time = time
+    }
+}
+
+/// A change that ``PromiseStore/commit(_:)`` left out because it can never
+/// be stored: the promise (or deletion) it was for, and the store's reason.
+///
+/// ```swift
+/// for change in try store.commit(batch) { print(change.id, change.reason) }  // "X", "string or blob too big"
+/// ```
+public struct UnstorableChange: Sendable, Hashable {
+    public var id: String
+    public var sequence: Int
+    public var reason: String
+
+    public init(id: String, sequence: Int, reason: String) {
+        self.id = id
+        self.sequence = sequence
+        self.reason = reason
     }
 }
 
