@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GRDB
 import GRDBSQLite
 import PromiseRPC
@@ -10,6 +11,10 @@ import PromiseRPC
 /// `synchronous = FULL`, so that each ``commit(_:)`` — one transaction — is
 /// fsynced before it returns. Each promise is one row keyed by its sequence
 /// (see ``StoreBatch``), with its id and its ``StoredPromise/json`` document.
+///
+/// The file and its `-wal` and `-shm` companions are readable by their owner
+/// only (mode 0600): promise values may be private. A store left by an
+/// older daemon with wider modes is tightened when it opens.
 ///
 /// A row that cannot be loaded is moved to the `quarantine` table rather
 /// than stopping the daemon (``load()``); a change that SQLite refuses for
@@ -63,6 +68,9 @@ public final class SQLitePromiseStore: PromiseStore {
             if let maxLength { sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maxLength) }
         }
         do {
+            // Before SQLite opens it: SQLite makes the file 0644, and the WAL
+            // and shared-memory files take the database file's mode.
+            try Self.restrictModes(path)
             database = try DatabaseQueue(path: path, configuration: configuration)
             try database.writeWithoutTransaction { db in
                 // GRDB's WAL set-up lowers synchronous to NORMAL, which can lose
@@ -74,6 +82,9 @@ public final class SQLitePromiseStore: PromiseStore {
             // The migrator may only have read; a write takes the exclusive
             // lock now, so that a second daemon fails here, not mid-serve.
             try database.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE; COMMIT") }
+            try Self.restrictModes(path)
+        } catch let error as PromiseStoreError {
+            throw error
         } catch {
             throw PromiseStoreError("cannot open the promise store \(path): \(Self.reason(error))")
         }
@@ -192,6 +203,22 @@ public final class SQLitePromiseStore: PromiseStore {
         }
         guard promise.id == id else { throw PromiseStoreError("holds the document of \"\(promise.id)\"") }
         return promise
+    }
+
+    /// Creates the database file with mode 0600 when it is missing, and sets
+    /// 0600 on it and on its `-wal` and `-shm` files when they exist.
+    private static func restrictModes(_ path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw modeError(path) }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else { throw modeError(path) }
+        for companion in [path + "-wal", path + "-shm"] where chmod(companion, 0o600) != 0 && errno != ENOENT {
+            throw modeError(companion)
+        }
+    }
+
+    private static func modeError(_ path: String) -> PromiseStoreError {
+        PromiseStoreError("cannot open the promise store \(path): \(String(cString: strerror(errno)))")
     }
 
     /// A pragma's value on the store's own connection, for tests: per-connection

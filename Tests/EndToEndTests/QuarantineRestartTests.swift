@@ -11,6 +11,11 @@ struct QuarantineRestartTests {
         (0..<depth).reduce(JSONValue.int(1)) { inner, _ in .array([inner]) }
     }
 
+    private static func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return try #require(attributes[.posixPermissions] as? NSNumber).intValue
+    }
+
     @Test("the daemon restarts over a row nested 600 levels deep, serves, counts it in info, and rejects what depends on it")
     func restartsOverAnUnloadableRow() throws {
         let daemon = try E2EDurableDaemon.started()
@@ -54,5 +59,14 @@ struct QuarantineRestartTests {
         try daemon.restart()
         #expect(try daemon.call("info")["store"]?["quarantined"] == 1)
         #expect(try daemon.exists("after"))
+    }
+
+    @Test("the daemon's store file and its WAL are readable by their owner only (0600)")
+    func storeFilesAreOwnerOnly() throws {
+        try E2EDurableDaemon.with { daemon in
+            try daemon.call("create", ["id": "a"])
+            #expect(try Self.mode(daemon.databasePath) == 0o600)
+            #expect(try Self.mode(daemon.databasePath + "-wal") == 0o600)
+        }
     }
 }
