@@ -34,7 +34,10 @@ import Promise
 /// answer is given. A change made by no request (a timeout, a command's
 /// exit) falls to the next message given before its batch is committed —
 /// its `settled` notification, usually — so such a message may get an error
-/// for a change it did not make: never the other way round.
+/// for a change it did not make: never the other way round. That rests on
+/// nothing else being given while a request runs: the registry hops what
+/// follows a settlement (notifications, `wait` answers, command starts) to a
+/// later turn through its executor, and sends a line's pushes after its answer.
 ///
 /// ```swift
 /// let journal = GroupCommit(store: store, loop: loopExecutor, writer: DispatchQueue(label: "store"),
