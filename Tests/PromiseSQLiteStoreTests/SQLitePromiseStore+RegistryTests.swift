@@ -25,11 +25,25 @@ struct SQLitePromiseStoreRegistryTests {
 
     final class Services: LoopServices {
         final class Timer: ScheduledTimer {
-            func cancel() {}
+            var body: (() -> Void)?
+            init(_ body: @escaping () -> Void) { self.body = body }
+            func cancel() { body = nil }
         }
 
+        private var timers: [Timer] = []
+
         func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
-            Timer()
+            let timer = Timer(body)
+            timers.append(timer)
+            return timer
+        }
+
+        /// Fires every timer scheduled so far; returns how many there were.
+        func fireTimers() -> Int {
+            let due = timers.compactMap(\.body)
+            timers = []
+            due.forEach { $0() }
+            return due.count
         }
 
         func launch(_ spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) throws -> any RunningProcess {
@@ -91,6 +105,49 @@ struct SQLitePromiseStoreRegistryTests {
             #expect(info["writable"] == true)
             #expect(info["unstorable"] == 1)
             #expect(try store.load().promises.map(\.id) == ["a", "b", "c"])
+        }
+    }
+
+    @Test("a full disk still refuses the batch and every change after it, and retries every second, a row too big in the batch or not")
+    func fullDiskStillRefusesAndRetries() throws {
+        try withTemporaryDirectory { directory in
+            let store = try SQLitePromiseStore(directory: directory, maxPageCount: 16, maxLength: 4_096)
+            let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            let (loop, services) = (Loop(), Services())
+            let journal = GroupCommit(store: store, loop: loop, writer: .inline, services: services, logger: logger)
+            let registry = Registry(limits: DaemonLimits(), services: services, executor: .inline, journal: journal,
+                                    logger: logger)
+            let dispatcher = Dispatcher(registry: registry, limits: DaemonLimits(), logger: logger)
+            let peer = Peer(1)
+            dispatcher.connectionOpened(peer)
+
+            // 16 pages of 4 KiB hold a few promises with 2,000-byte names, not a hundred.
+            let name = JSONValue.string(String(repeating: "n", count: 2_000))
+            dispatcher.handle(line: request(0, "create", ["id": "big", "name": .string(String(repeating: "n", count: 5_000))]),
+                              from: peer)
+            for index in 1...100 {
+                dispatcher.handle(line: request(index, "create", ["id": .string("f\(index)"), "name": name]), from: peer)
+            }
+            loop.drain()
+            #expect(peer.lines.count == 101)
+            #expect(peer.lines.allSatisfy { $0["error"]?["code"] == -32603 })
+            #expect(peer.lines.last?["error"]?["data"]?["reason"]
+                == .string("cannot write to the promise store \(store.path): database or disk is full"))
+            #expect(try store.load().promises.isEmpty)
+
+            peer.lines = []
+            dispatcher.handle(line: request(200, "create", ["id": "after"]), from: peer)
+            dispatcher.handle(line: request(201, "info", [:]), from: peer)
+            loop.drain()
+            #expect(peer.lines.first?["error"]?["code"] == -32603)
+            #expect(peer.lines.last?["result"]?["store"]?["writable"] == false)
+            #expect(peer.lines.last?["result"]?["store"]?["unstorable"] == 0)
+
+            // The retry fails as long as the disk is full, and schedules the next one.
+            #expect(services.fireTimers() == 1)
+            loop.drain()
+            #expect(journal.failure != nil)
+            #expect(services.fireTimers() == 1)
         }
     }
 }
