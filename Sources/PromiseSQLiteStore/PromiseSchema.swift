@@ -34,6 +34,23 @@ enum PromiseSchema {
                 ALTER TABLE promises_v2 RENAME TO promises;
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            // Rows that cannot be loaded, moved here by `load()` as they were
+            // (docs/DURABILITY.md, "Quarantine"). `id` and `doc` have no type,
+            // so that SQLite keeps whatever they held (text, blob, NULL)
+            // without converting it; `sequence` is not a key, since a
+            // sequence set aside may be given again to a new promise.
+            try db.execute(sql: """
+                CREATE TABLE quarantine (
+                    number INTEGER PRIMARY KEY,
+                    sequence INTEGER NOT NULL,
+                    id,
+                    doc,
+                    reason TEXT NOT NULL,
+                    quarantined INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -17,7 +17,7 @@ import PromiseRPC
 /// schema changes, so their handles are not kept across calls.
 ///
 /// ```swift
-/// try database.writeWithoutTransaction { db in
+/// let leftOut = try database.writeWithoutTransaction { db in
 ///     try SQLiteBatchWriter(db).write(batch)
 /// }
 /// ```
@@ -29,13 +29,35 @@ struct SQLiteBatchWriter {
     private let delete: SQLiteStatement
     private let upsert: SQLiteStatement
 
-    /// SQLite's reason a statement failed ("database or disk is full").
+    /// SQLite's reason a statement failed ("database or disk is full"), and
+    /// its result code.
     struct Failure: Error {
+        var code: Int32
         var message: String
+
+        /// True when the failure says something about the store rather than
+        /// about one row — a full disk, an I/O error, a lock, a read-only or
+        /// corrupt file, a wrong statement — so that any other row would fail
+        /// the same way, and it may pass. False for what one row brings on
+        /// itself and will bring on again whenever it is written: too big
+        /// (`SQLITE_TOOBIG`), a constraint, a type mismatch, a bad index,
+        /// and any code not listed here.
+        var isStoreWide: Bool {
+            switch code & 0xFF {
+            case SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY,
+                SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_INTERRUPT,
+                SQLITE_ABORT, SQLITE_PERM, SQLITE_SCHEMA, SQLITE_ERROR, SQLITE_MISUSE:
+                true
+            default:
+                false
+            }
+        }
     }
 
     init(_ db: Database) throws {
-        guard let connection = db.sqliteConnection else { throw Failure(message: "the database is closed") }
+        guard let connection = db.sqliteConnection else {
+            throw Failure(code: SQLITE_MISUSE, message: "the database is closed")
+        }
         self.connection = connection
         begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE").sqliteStatement
         commit = try db.cachedStatement(sql: "COMMIT").sqliteStatement
@@ -45,28 +67,77 @@ struct SQLiteBatchWriter {
             sql: "INSERT OR REPLACE INTO promises (sequence, id, doc) VALUES (?, ?, ?)").sqliteStatement
     }
 
-    /// Deletions, then upserts, then `COMMIT`; on any failure the transaction
-    /// is rolled back, so that none of `batch` is applied.
-    func write(_ batch: StoreBatch) throws {
-        try run(begin)
-        do {
-            for deletion in batch.deletions {
+    /// Deletions, then upserts, then `COMMIT`, leaving out each change that
+    /// fails for a reason of its own (see ``Failure/isStoreWide``), so that
+    /// the rest commits together, with one fsync.
+    ///
+    /// A statement that fails that way is undone by SQLite alone and the
+    /// transaction goes on, so leaving a row out costs nothing on the path
+    /// where every row fits (no savepoint per row). Should SQLite end the
+    /// transaction anyway, the batch is written again from the start without
+    /// the rows left out so far.
+    ///
+    /// - Returns: The changes left out, in batch order (deletions first).
+    /// - Throws: ``Failure`` for a store-wide failure, or any failure of
+    ///   `BEGIN` or `COMMIT`; the transaction is then rolled back, so that
+    ///   none of `batch` is applied.
+    func write(_ batch: StoreBatch) throws -> [UnstorableChange] {
+        // Keyed by position (deletions, then upserts); empty, and never
+        // allocated, while every row fits.
+        var leftOut: [Int: UnstorableChange] = [:]
+        while true {
+            try run(begin)
+            do {
+                let complete = try apply(batch, leftOut: &leftOut)
+                if complete {
+                    try run(commit)
+                    return leftOut.sorted { $0.key < $1.key }.map(\.value)
+                }
+            } catch {
+                // A failed COMMIT may already have rolled back (SQLITE_FULL does).
+                if sqlite3_get_autocommit(connection) == 0 { try? run(rollback) }
+                throw error
+            }
+            // Each pass leaves out one more change, so this ends.
+            assert(leftOut.count <= batch.deletions.count + batch.upserts.count)
+        }
+    }
+
+    /// Runs the changes of `batch` not in `leftOut`, adding to it each that
+    /// fails for a reason of its own. Returns false when such a failure
+    /// ended the transaction: the batch must then be written again.
+    private func apply(_ batch: StoreBatch, leftOut: inout [Int: UnstorableChange]) throws -> Bool {
+        for (position, deletion) in batch.deletions.enumerated() where leftOut.isEmpty || leftOut[position] == nil {
+            do {
                 try check(sqlite3_bind_int64(delete, 1, Int64(deletion.sequence)))
                 try bindText(delete, 2, deletion.id)
                 try run(delete)
+            } catch let failure as Failure where !failure.isStoreWide {
+                leftOut[position] = UnstorableChange(id: deletion.id, sequence: deletion.sequence, reason: failure.message)
+                clear(delete)
+                if sqlite3_get_autocommit(connection) != 0 { return false }
             }
-            for promise in batch.upserts {
+        }
+        let first = batch.deletions.count
+        for (index, promise) in batch.upserts.enumerated() where leftOut.isEmpty || leftOut[first + index] == nil {
+            do {
                 try check(sqlite3_bind_int64(upsert, 1, Int64(promise.sequence)))
                 try bindText(upsert, 2, promise.id)
                 try bindText(upsert, 3, promise.serializedJSON())
                 try run(upsert)
+            } catch let failure as Failure where !failure.isStoreWide {
+                leftOut[first + index] = UnstorableChange(id: promise.id, sequence: promise.sequence, reason: failure.message)
+                clear(upsert)
+                if sqlite3_get_autocommit(connection) != 0 { return false }
             }
-            try run(commit)
-        } catch {
-            // A failed COMMIT may already have rolled back (SQLITE_FULL does).
-            if sqlite3_get_autocommit(connection) == 0 { try? run(rollback) }
-            throw error
         }
+        return true
+    }
+
+    /// Drops what a failed bind left bound, so that no row keeps it.
+    private func clear(_ statement: SQLiteStatement) {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
     }
 
     /// Steps `statement` to completion and resets it for the next row.
@@ -95,17 +166,19 @@ struct SQLiteBatchWriter {
         guard let text = buffer.baseAddress, !buffer.isEmpty else {
             return try check(sqlite3_bind_text(statement, index, "", 0, transient))
         }
-        guard let length = Int32(exactly: buffer.count) else { throw Failure(message: "string or blob too big") }
+        guard let length = Int32(exactly: buffer.count) else {
+            throw Failure(code: SQLITE_TOOBIG, message: "string or blob too big")
+        }
         try check(sqlite3_bind_text(statement, index, text.assumingMemoryBound(to: CChar.self), length, transient))
     }
 
     /// A bind that failed (too big, out of memory) would leave NULL in its place.
     private func check(_ code: Int32) throws {
-        guard code == SQLITE_OK else { throw failure() }
+        guard code == SQLITE_OK else { throw failure(code) }
     }
 
-    private func failure() -> Failure {
-        Failure(message: String(cString: sqlite3_errmsg(connection)))
+    private func failure(_ code: Int32? = nil) -> Failure {
+        Failure(code: code ?? sqlite3_extended_errcode(connection), message: String(cString: sqlite3_errmsg(connection)))
     }
 }
 

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import GRDB
+import GRDBSQLite
 import PromiseRPC
 
 /// The daemon's default ``PromiseStore``: one SQLite file, written through
@@ -10,6 +12,15 @@ import PromiseRPC
 /// fsynced before it returns. Each promise is one row keyed by its sequence
 /// (see ``StoreBatch``), with its id and its ``StoredPromise/json`` document.
 ///
+/// The file and its `-wal` and `-shm` companions are readable by their owner
+/// only (mode 0600): promise values may be private. A store left by an
+/// older daemon with wider modes is tightened when it opens.
+///
+/// A row that cannot be loaded is moved to the `quarantine` table rather
+/// than stopping the daemon (``load()``); a change that SQLite refuses for
+/// good, such as a row past its size limit, is left out of its commit and
+/// returned, and the rest commits (``commit(_:)``).
+///
 /// The store holds SQLite's exclusive lock while it is open, so a second
 /// daemon pointed at the same directory fails to open it ("database is
 /// locked") instead of writing over the first one's promises. The kernel
@@ -18,7 +29,7 @@ import PromiseRPC
 /// ```swift
 /// let store = try SQLitePromiseStore(directory: SQLitePromiseStore.defaultDirectory())
 /// try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 0, kind: "created", created: 0)]))
-/// try store.load().map(\.id)   // ["a"]
+/// try store.load().promises.map(\.id)   // ["a"]
 /// ```
 public final class SQLitePromiseStore: PromiseStore {
     /// The database file's path.
@@ -32,9 +43,12 @@ public final class SQLitePromiseStore: PromiseStore {
     ///     promise values may be private.
     ///   - maxPageCount: Caps the file at this many pages (4 KiB each) so that
     ///     tests can make commits fail as on a full disk; nil in production.
+    ///   - maxLength: Lowers SQLite's limit on the bytes of one string
+    ///     (`SQLITE_LIMIT_LENGTH`, 1 GB by default) so that tests can make a
+    ///     row too big to store; nil in production.
     /// - Throws: ``PromiseStoreError`` naming the path and SQLite's reason
     ///   (not a database, read-only, locked by another daemon…).
-    public init(directory: String, maxPageCount: Int? = nil) throws {
+    public init(directory: String, maxPageCount: Int? = nil, maxLength: Int32? = nil) throws {
         path = (directory as NSString).appendingPathComponent("promises.sqlite3")
         do {
             try FileManager.default.createDirectory(
@@ -49,10 +63,14 @@ public final class SQLitePromiseStore: PromiseStore {
         // lock; wait briefly for the latter, then say the store is busy.
         configuration.busyMode = .timeout(1)
         configuration.label = "PromiseSQLiteStore"
-        if let maxPageCount {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
+        configuration.prepareDatabase { db in
+            if let maxPageCount { try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
+            if let maxLength { sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maxLength) }
         }
         do {
+            // Before SQLite opens it: SQLite makes the file 0644, and the WAL
+            // and shared-memory files take the database file's mode.
+            try Self.restrictModes(path)
             database = try DatabaseQueue(path: path, configuration: configuration)
             try database.writeWithoutTransaction { db in
                 // GRDB's WAL set-up lowers synchronous to NORMAL, which can lose
@@ -64,6 +82,9 @@ public final class SQLitePromiseStore: PromiseStore {
             // The migrator may only have read; a write takes the exclusive
             // lock now, so that a second daemon fails here, not mid-serve.
             try database.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE; COMMIT") }
+            try Self.restrictModes(path)
+        } catch let error as PromiseStoreError {
+            throw error
         } catch {
             throw PromiseStoreError("cannot open the promise store \(path): \(Self.reason(error))")
         }
@@ -71,74 +92,133 @@ public final class SQLitePromiseStore: PromiseStore {
 
     public var location: String { "sqlite:" + path }
 
-    /// Every stored promise, in ascending ``StoredPromise/sequence``.
+    /// Every stored promise, in ascending ``StoredPromise/sequence``, and the
+    /// quarantined ones.
     ///
-    /// - Throws: ``PromiseStoreError`` naming the first row whose document
-    ///   does not parse: the daemon must not start on silently lost promises.
-    public func load() throws -> [StoredPromise] {
+    /// A row that cannot be loaded — its document is not JSON (nested past
+    /// the parser's 512 levels, say) or not a promise, it names another id,
+    /// or its id was loaded already from an earlier row — is moved, as it is,
+    /// from `promises` to `quarantine` with the reason and the time, in one
+    /// transaction, so that the daemon starts without it and it can be
+    /// inspected (docs/DURABILITY.md, "Quarantine").
+    ///
+    /// - Throws: ``PromiseStoreError`` when the store cannot be read, or a
+    ///   row cannot be moved.
+    public func load() throws -> StoreContents {
         do {
-            return try database.read { db in
+            return try database.writeWithoutTransaction { db in
                 var promises: [StoredPromise] = []
-                var seen: Set<String> = []
-                let rows = try Row.fetchCursor(db, sql: "SELECT id, doc FROM promises ORDER BY sequence")
+                var unreadable: [(sequence: Int64, reason: String)] = []
+                var loaded: [PromiseKey: Int64] = [:]  // By bytes: two spellings are two ids.
+                let rows = try Row.fetchCursor(db, sql: "SELECT sequence, id, doc FROM promises ORDER BY sequence")
                 while let row = try rows.next() {
-                    // Not `row[0] as String`: GRDB traps on a value it cannot convert.
-                    let key: DatabaseValue = row[0]
-                    let id = String.fromDatabaseValue(key) ?? key.description
+                    let sequence: Int64 = row[0]
+                    // Not `row[1] as String`: GRDB traps on a value it cannot convert.
+                    let id = Self.text(row[1])
                     // Rows are keyed by sequence, so only this check keeps an id to one promise.
-                    guard seen.insert(id).inserted else {
-                        throw PromiseStoreError("stored promise \"\(id)\" is stored twice")
+                    if let first = loaded[PromiseKey(id)] {
+                        unreadable.append((sequence, "stored twice: the promise under sequence \(first) was loaded"))
+                        continue
                     }
-                    promises.append(try Self.promise(id: id, doc: row[1]))
+                    do throws(PromiseStoreError) {
+                        promises.append(try Self.promise(id: id, doc: row[2]))
+                        loaded[PromiseKey(id)] = sequence
+                    } catch {
+                        unreadable.append((sequence, error.message))
+                    }
                 }
-                return promises
+                if !unreadable.isEmpty { try Self.quarantine(unreadable, db) }
+                let quarantined = try Row.fetchAll(
+                    db, sql: "SELECT id, sequence, reason, quarantined FROM quarantine ORDER BY number")
+                return StoreContents(promises: promises, quarantined: quarantined.map { row in
+                    QuarantinedPromise(id: Self.text(row[0]), sequence: row[1], reason: row[2], time: row[3])
+                })
             }
-        } catch let error as PromiseStoreError {
-            throw error
         } catch {
             throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")
         }
     }
 
+    /// Moves the rows with these sequences from `promises` to `quarantine`,
+    /// byte for byte (`INSERT … SELECT` copies the values as stored).
+    private static func quarantine(_ rows: [(sequence: Int64, reason: String)], _ db: Database) throws {
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        try db.inTransaction(.immediate) {
+            for (sequence, reason) in rows {
+                try db.execute(
+                    sql: """
+                        INSERT INTO quarantine (sequence, id, doc, reason, quarantined)
+                        SELECT sequence, id, doc, ?, ? FROM promises WHERE sequence = ?
+                        """,
+                    arguments: [reason, now, sequence])
+                try db.execute(sql: "DELETE FROM promises WHERE sequence = ?", arguments: [sequence])
+            }
+            return .commit
+        }
+    }
+
+    /// A column that should hold text, as text whatever it holds.
+    private static func text(_ value: DatabaseValue) -> String {
+        String.fromDatabaseValue(value) ?? value.description
+    }
+
     /// Applies `batch` in one transaction — deletions, then upserts — and
-    /// returns once it is on disk.
+    /// returns once it is on disk. A change SQLite refuses for a reason of
+    /// its own (too big, a constraint) is left out and returned; the others
+    /// commit.
     ///
+    /// - Returns: The changes left out, with SQLite's reason ("string or blob too big").
     /// - Throws: ``PromiseStoreError`` with SQLite's reason ("database or disk
     ///   is full", "attempt to write a readonly database"…); then nothing of
     ///   `batch` was applied.
-    public func commit(_ batch: StoreBatch) throws {
-        guard !batch.isEmpty else { return }
+    @discardableResult
+    public func commit(_ batch: StoreBatch) throws -> [UnstorableChange] {
+        guard !batch.isEmpty else { return [] }
         do {
-            try database.writeWithoutTransaction { db in try SQLiteBatchWriter(db).write(batch) }
+            return try database.writeWithoutTransaction { db in try SQLiteBatchWriter(db).write(batch) }
         } catch {
             throw PromiseStoreError("cannot write to the promise store \(path): \(Self.reason(error))")
         }
     }
 
-    /// One row as a promise, or an error that names the row.
-    private static func promise(id: String, doc: DatabaseValue) throws -> StoredPromise {
+    /// One row as a promise, or why it is not one.
+    private static func promise(id: String, doc: DatabaseValue) throws(PromiseStoreError) -> StoredPromise {
         let text: String
         switch doc.storage {
         case .string(let string): text = string
         case .blob(let data): text = String(decoding: data, as: UTF8.self)
-        default: throw PromiseStoreError("stored promise \"\(id)\" has no JSON document")
+        default: throw PromiseStoreError("no JSON document")
         }
         let json: JSONValue
         do {
             json = try JSONValue(parsing: text)
         } catch {
-            throw PromiseStoreError("stored promise \"\(id)\" is not valid JSON: \(error)")
+            throw PromiseStoreError("not valid JSON: \(error)")
         }
         let promise: StoredPromise
         do {
             promise = try StoredPromise(json: json)
         } catch {
-            throw PromiseStoreError("stored promise \"\(id)\" is unreadable: \(error.message)")
+            throw PromiseStoreError("unreadable: \(error.message)")
         }
-        guard promise.id == id else {
-            throw PromiseStoreError("stored promise \"\(id)\" holds the document of \"\(promise.id)\"")
-        }
+        guard promise.id == id else { throw PromiseStoreError("holds the document of \"\(promise.id)\"") }
         return promise
+    }
+
+    /// Creates the database file with mode 0600 when it is missing, and sets
+    /// 0600 on it and on its `-wal` and `-shm` files when they exist.
+    private static func restrictModes(_ path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw modeError(path) }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else { throw modeError(path) }
+        for companion in [path + "-wal", path + "-shm"] where chmod(companion, 0o600) != 0 && errno != ENOENT {
+            throw modeError(companion)
+        }
+    }
+
+    private static func modeError(_ path: String) -> PromiseStoreError {
+        PromiseStoreError("cannot open the promise store \(path): \(String(cString: strerror(errno)))")
     }
 
     /// A pragma's value on the store's own connection, for tests: per-connection
@@ -150,6 +230,9 @@ public final class SQLitePromiseStore: PromiseStore {
     /// SQLite's own words ("database or disk is full") rather than GRDB's
     /// description, which repeats the SQL statement and its arguments.
     private static func reason(_ error: any Error) -> String {
+        if let error = error as? PromiseStoreError {
+            return error.message
+        }
         if let error = error as? SQLiteBatchWriter.Failure {
             return error.message
         }

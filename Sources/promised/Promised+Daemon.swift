@@ -41,7 +41,7 @@ extension Promised {
         let target = StopTarget()
         StopSignals.watch(stop: target.stop, acknowledge: target.acknowledge, logger: logger)
         let store = try openStore(logger)
-        var stored: [StoredPromise] = []
+        var stored = StoreContents()
         if let store {
             do {
                 stored = try store.load()
@@ -68,6 +68,7 @@ extension Promised {
                 context.logger.info("Store loaded", metadata: [
                     "store": "\(store.location)", "pending": "\(summary.pending)",
                     "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
+                    "quarantined": "\(summary.quarantined)",
                 ])
             }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)

@@ -14,10 +14,10 @@ struct GroupCommitTests {
         let memory = MemoryPromiseStore()
         var duringCommit: [() -> Void] = []
         var location: String { "hooked" }
-        func load() throws -> [StoredPromise] { try memory.load() }
-        func commit(_ batch: StoreBatch) throws {
+        func load() throws -> StoreContents { try memory.load() }
+        func commit(_ batch: StoreBatch) throws -> [UnstorableChange] {
             if !duringCommit.isEmpty { duringCommit.removeFirst()() }
-            try memory.commit(batch)
+            return try memory.commit(batch)
         }
     }
 
@@ -134,7 +134,7 @@ struct GroupCommitTests {
         let stored = try #require(fixture.store.memory["a"])
         #expect(stored.sequence == 2)
         #expect(stored.state == "fulfilled")
-        #expect(Set(try fixture.store.memory.load().map(\.id)) == ["a", "x"])
+        #expect(Set(try fixture.store.memory.load().promises.map(\.id)) == ["a", "x"])
     }
 
     @Test("a batch that fails is retried ahead of what was cut after it, so the newer state is what is stored")

@@ -45,7 +45,7 @@ struct PromiseKeyTests {
         harness.call("create", ["id": .string(precomposed)], from: peer)
         harness.call("create", ["id": .string(decomposed)], from: peer)
         harness.settleStore()
-        let ids = try store.load().map(\.id)
+        let ids = try store.load().promises.map(\.id)
         #expect(ids.count == 2)
         #expect(ids.contains { $0.utf8.elementsEqual(precomposed.utf8) })
         #expect(ids.contains { $0.utf8.elementsEqual(decomposed.utf8) })

@@ -116,7 +116,7 @@ struct RegistryDurabilityTests {
         #expect(store.commitCount == before + 1)
         // Deletions are applied before upserts: a write of "gone" in the batch would have stayed.
         #expect(store["gone"] == nil)
-        #expect(try store.load().map(\.id) == ["kept"])
+        #expect(try store.load().promises.map(\.id) == ["kept"])
         #expect(harness.errorCode("get", ["id": "gone"], from: peer) == -32001)
     }
 
@@ -322,7 +322,7 @@ struct RegistryDurabilityTests {
         harness.loop.advance(by: GroupCommit.retryMilliseconds)
         harness.settleStore()
         #expect(store["done"] == nil)
-        #expect(try store.load().isEmpty)
+        #expect(try store.load().promises.isEmpty)
     }
 
     @Test("a batch whose changes cannot be stored: every successful answer in it becomes -32603, error answers stay")

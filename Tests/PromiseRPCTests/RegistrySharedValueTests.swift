@@ -72,7 +72,7 @@ struct RegistrySharedValueTests {
         #expect(harness.call("forget", ["ids": ["parent"]], from: peer)["needed"] == ["parent"])
         #expect(harness.call("forget", ["ids": ["child", "parent"]], from: peer)["forgotten"] == 2)
         harness.settleStore()
-        #expect(try store.load().isEmpty)
+        #expect(try store.load().promises.isEmpty)
     }
 
     @Test("a rejected parent's child, and an exec child's output, keep their own reason and value")

@@ -149,6 +149,8 @@ extension Registry {
             "error": journal.failure.map { .string($0.message) } ?? .null,
             "commits": .int(journal.commitCount),
             "changes": .int(journal.changeCount),
+            "unstorable": .int(journal.unstorableCount),
+            "quarantined": .int(journal.quarantinedCount),
             "retainMs": retain,
         ]
     }

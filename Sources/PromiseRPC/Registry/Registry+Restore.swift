@@ -9,8 +9,10 @@ extension Registry {
         public var pending = 0
         public var settled = 0
         /// Pending promises that could not be carried over (a lease, a running
-        /// command, a missing parent or input) and were rejected, saying why.
+        /// command, a missing or quarantined parent or input) and were rejected, saying why.
         public var rejected = 0
+        /// Stored promises that could not be loaded and are in quarantine.
+        public var quarantined = 0
     }
 
     /// The reason given to a `then … exec` child whose command was running
@@ -25,21 +27,25 @@ extension Registry {
     /// they were, pending ones pending, with their `then` links and
     /// combinators re-armed and their timeouts running to the same deadlines.
     /// Leased promises (their connection is gone) and `exec` children whose
-    /// command had started are rejected, saying why. Call once, on the loop
-    /// thread, before serving.
+    /// command had started are rejected, saying why. Each quarantined
+    /// promise is logged at error level and counted (`info`), and a pending
+    /// child or combinator that depends on one is rejected, naming it and
+    /// why it could not be loaded. Call once, on the loop thread, before serving.
     ///
     /// ```swift
     /// let summary = registry.restore(try store.load())
-    /// logger.info("Loaded", metadata: ["pending": "\(summary.pending)"])
+    /// logger.info("Loaded", metadata: ["pending": "\(summary.pending)", "quarantined": "\(summary.quarantined)"])
     /// ```
     @discardableResult
-    public func restore(_ stored: [StoredPromise]) -> RestoreSummary {
+    public func restore(_ contents: StoreContents) -> RestoreSummary {
         var summary = RestoreSummary()
         var rejections: [(RemotePromise, RemoteRejection)] = []
         let now = now()
-        for promise in stored.sorted(by: { $0.sequence < $1.sequence }) {
+        let quarantine = quarantine(contents.quarantined)
+        summary.quarantined = contents.quarantined.count
+        for promise in contents.promises.sorted(by: { $0.sequence < $1.sequence }) {
             guard entries[promise.id] == nil else { continue }
-            let (entry, rejection) = rebuild(promise, now: now)
+            let (entry, rejection) = rebuild(promise, now: now, quarantine: quarantine)
             if promise.isPending { summary.pending += 1 } else { summary.settled += 1 }
             if let rejection { rejections.append((entry, rejection)) }
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
@@ -53,9 +59,40 @@ extension Registry {
         return summary
     }
 
+    /// Logs and counts the quarantined promises, and keeps their ids and
+    /// sequences from being given again; returns them by id (the newest for
+    /// an id set aside twice), for what depends on them.
+    private func quarantine(_ quarantined: [QuarantinedPromise]) -> PromiseMap<QuarantinedPromise> {
+        journal?.quarantinedCount = quarantined.count
+        var byID = PromiseMap<QuarantinedPromise>()
+        for promise in quarantined {
+            logger.error("A stored promise cannot be loaded: it is in quarantine", metadata: [
+                "promise.id": "\(promise.id)", "promise.sequence": "\(promise.sequence)",
+                "reason": "\(promise.reason)", "quarantinedAt": "\(promise.time)",
+            ])
+            byID[promise.id] = promise
+            nextSequence = max(nextSequence, promise.sequence + 1)
+            if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
+        }
+        return byID
+    }
+
+    /// The rejection of a pending promise whose parent or input `id`
+    /// (`link` says which) is not among the promises restored.
+    private static func missing(_ link: String, _ id: String, _ quarantine: PromiseMap<QuarantinedPromise>) -> RemoteRejection {
+        guard let quarantined = quarantine[id] else {
+            return RemoteRejection(message: "cannot be restored: its \(link) \"\(id)\" is no longer stored")
+        }
+        return RemoteRejection(
+            message: "cannot be restored: its \(link) \"\(id)\" was quarantined: \(quarantined.reason)",
+            data: ["quarantined": .string(id), "reason": .string(quarantined.reason)])
+    }
+
     /// One stored promise back in the registry, and the rejection it gets
     /// once all are back (nil when it carries on as it was).
-    private func rebuild(_ stored: StoredPromise, now: Int64) -> (RemotePromise, RemoteRejection?) {
+    private func rebuild(
+        _ stored: StoredPromise, now: Int64, quarantine: PromiseMap<QuarantinedPromise>
+    ) -> (RemotePromise, RemoteRejection?) {
         guard stored.isPending else {
             if stored.valueOfParent { return rebuildSharingParentValue(stored) }
             let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
@@ -82,8 +119,7 @@ extension Registry {
             } else {
                 entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                                  name: stored.name, restoring: stored)
-                rejection = RemoteRejection(
-                    message: "cannot be restored: its parent \"\(stored.parentID ?? "")\" is no longer stored")
+                rejection = Self.missing("parent", stored.parentID ?? "", quarantine)
             }
         case "all", "any", "race", "allSettled":
             let inputIDs = stored.inputIDs ?? []
@@ -96,7 +132,7 @@ extension Registry {
                 entry = register(Promise(), id: stored.id, kind: .combinator(stored.kind), inputIDs: inputIDs,
                                  name: stored.name, restoring: stored)
                 let missing = inputIDs.first { entries[$0] == nil || entries[$0] === entry } ?? ""
-                rejection = RemoteRejection(message: "cannot be restored: its input \"\(missing)\" is no longer stored")
+                rejection = Self.missing("input", missing, quarantine)
             }
         default:
             entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)

@@ -10,7 +10,7 @@ import Foundation
 /// cycle under load, time in which the disk sat idle.
 ///
 /// ```swift
-/// if queue.add(cut, through: 7) {      // the writer was idle: start it
+/// if queue.add(cut, through: CutMark(number: 7, touches: 40)) {  // the writer was idle: start it
 ///     writer.execute {
 ///         while let (batch, through) = queue.next() { try? store.commit(batch) }
 ///     }
@@ -20,7 +20,7 @@ final class CommitQueue: @unchecked Sendable {  // `lock` guards every stored pr
     private let lock = NSLock()
     private var batch = StoreBatch()
     /// The newest cut in `batch`.
-    private var through = 0
+    private var through = CutMark(number: 0, touches: 0)
     /// True from the moment the writer is started until it finds nothing to take.
     private var isWriting = false
     /// True after a failed commit, until ``resume()``: cuts queue up but do not start the writer.
@@ -29,17 +29,17 @@ final class CommitQueue: @unchecked Sendable {  // `lock` guards every stored pr
     /// Queues cut number `number`, which follows every cut added before it.
     /// Returns true when the writer was idle and must now be started (the
     /// queue counts it as running from here on).
-    func add(_ cut: StoreBatch, through number: Int) -> Bool {
+    func add(_ cut: StoreBatch, through mark: CutMark) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         batch.append(cut)
-        through = number
+        through = mark
         return startIfIdle()
     }
 
     /// The writer's next batch and the newest cut in it; nil when nothing is
     /// queued, and the writer then counts as stopped.
-    func next() -> (batch: StoreBatch, through: Int)? {
+    func next() -> (batch: StoreBatch, through: CutMark)? {
         lock.lock()
         defer { lock.unlock() }
         guard !batch.isEmpty else {
@@ -78,6 +78,14 @@ final class CommitQueue: @unchecked Sendable {  // `lock` guards every stored pr
         isWriting = true
         return true
     }
+}
+
+/// Which cut a batch ends with: its number, and how many touches
+/// ``GroupCommit`` had seen when it was made, so that the loop can tell
+/// which touches (and so which held messages) a batch's outcome concerns.
+struct CutMark: Sendable {
+    var number: Int
+    var touches: Int
 }
 
 extension StoreBatch {

@@ -18,17 +18,34 @@ import Promise
 ///
 /// Answers and notifications go through ``deliver(_:)``, which runs them
 /// once everything touched before them is committed, in the order they were
-/// given. A batch that cannot be written is reported to what it held back,
-/// and the store is *failing*: its changes are kept and retried every
-/// second, messages are no longer held (reads keep working), and
-/// ``failure`` tells the dispatcher to refuse changes until a retry succeeds.
+/// given. A batch that cannot be written (the store throws: a full disk, an
+/// I/O error) is reported to what it held back, and the store is *failing*:
+/// its changes are kept and retried every second, messages are no longer
+/// held (reads keep working), and ``failure`` tells the dispatcher to refuse
+/// changes until a retry succeeds.
+///
+/// A change the store refuses for good (too big, a constraint) is another
+/// matter: the store commits the rest of the batch and returns it, and only
+/// the messages that depend on it get an error; the store is not failing.
+/// Which messages depend on which change is read from the order of calls,
+/// all on the loop thread: the ids touched (or removed) since the previous
+/// ``deliver(_:)`` are what the request answered by this message changed,
+/// since a request's settlements, cascades included, are touched before its
+/// answer is given. A change made by no request (a timeout, a command's
+/// exit) falls to the next message given before its batch is committed —
+/// its `settled` notification, usually — so such a message may get an error
+/// for a change it did not make: never the other way round. That rests on
+/// nothing else being given while a request runs: the registry hops what
+/// follows a settlement (notifications, `wait` answers, command starts) to a
+/// later turn through its executor, and sends a line's pushes after its answer.
 ///
 /// ```swift
 /// let journal = GroupCommit(store: store, loop: loopExecutor, writer: DispatchQueue(label: "store"),
 ///                           services: services, logger: logger)
 /// journal.snapshots = { ids in registry.storedPromises(ids) }
 /// journal.touch("build")                      // changed in memory
-/// journal.deliver { failure in send(answer) }  // runs once "build" is on disk
+/// journal.deliver { failure in send(answer) }  // runs once "build" is on disk, or with
+///                                             // why it is not (failing store, or "build" refused)
 /// ```
 ///
 /// Loop thread only, except the store's `commit`, which runs on `writer`.
@@ -63,6 +80,19 @@ public final class GroupCommit {
     @exclusivity(unchecked) private var cutScheduled = false
     @exclusivity(unchecked) private var held: [HeldMessage] = []
     @exclusivity(unchecked) private var heldStart = 0
+    /// Every id touched or removed, in order, from the touch numbered
+    /// `touchLogBase`: which changes each held message depends on. Trimmed
+    /// as messages are released, so it holds about a commit's worth.
+    @exclusivity(unchecked) private var touchLog: [String] = []
+    @exclusivity(unchecked) private var touchLogBase = 0
+    /// Touches before this one belong to a message given already, or to a
+    /// committed batch: the next message depends on those from here on.
+    @exclusivity(unchecked) private var claimedThrough = 0
+    /// Touches before this one are in batches whose outcome is known.
+    @exclusivity(unchecked) private var finishedTouches = 0
+    /// The touches whose change the store refused for good, while a message
+    /// depending on them may still be held; empty but for such moments.
+    @exclusivity(unchecked) private var refusedTouches: [Int: PromiseStoreError] = [:]
     private var retryTimer: (any ScheduledTimer)?
     /// How long a failing store waits before it tries again.
     static let retryMilliseconds: UInt64 = 1000
@@ -73,6 +103,12 @@ public final class GroupCommit {
     public private(set) var commitCount = 0
     /// Promise writes and deletions committed since start.
     public private(set) var changeCount = 0
+    /// Promise writes and deletions the store refused for good since start
+    /// (too big, a constraint): each is logged, and left out of its batch.
+    public private(set) var unstorableCount = 0
+    /// Promises the store set aside because they could not be loaded, as
+    /// ``Registry/restore(_:)`` found them.
+    public internal(set) var quarantinedCount = 0
 
     /// - Parameters:
     ///   - loop: Runs work on the loop thread, after the current turn (the daemon's ``LoopExecutor``).
@@ -90,6 +126,7 @@ public final class GroupCommit {
     /// Notes that promise `id` changed, to be written as it then is in the next cut.
     func touch(_ id: String) {
         if dirtySet.insert(id).inserted { dirty.append(id) }
+        touchLog.append(id)
         changed()
     }
 
@@ -98,8 +135,12 @@ public final class GroupCommit {
     /// sequence, so the deletion leaves it alone.
     func remove(_ promise: StoreDeletion) {
         removals.append(promise)
+        touchLog.append(promise.id)
         changed()
     }
+
+    /// How many ids were touched or removed since start.
+    private var touchCount: Int { touchLogBase + touchLog.count }
 
     private func changed() {
         newestTouched = nextCut
@@ -111,10 +152,12 @@ public final class GroupCommit {
     /// is outstanding, and at once (with nil) while the store is failing, so
     /// that reads are still answered. Bodies run in the order given.
     func deliver(_ body: @escaping (PromiseStoreError?) -> Void) {
+        let touches = claimedThrough..<touchCount
+        claimedThrough = touches.upperBound
         if newestTouched <= finishedThrough || failure != nil {
             body(nil)
         } else {
-            held.append(HeldMessage(cut: newestTouched, body: body))
+            held.append(HeldMessage(cut: newestTouched, touches: touches, body: body))
         }
     }
 
@@ -130,7 +173,7 @@ public final class GroupCommit {
     /// failed: for a clean shutdown.
     func flush(_ done: @escaping () -> Void) {
         if failure != nil || newestTouched <= finishedThrough { return done() }
-        held.append(HeldMessage(cut: newestTouched, body: { _ in done() }))
+        held.append(HeldMessage(cut: newestTouched, touches: claimedThrough..<claimedThrough, body: { _ in done() }))
     }
 
     // MARK: Cutting and committing
@@ -155,13 +198,14 @@ public final class GroupCommit {
         dirty.removeAll(keepingCapacity: keep)
         dirtySet.removeAll(keepingCapacity: keep)
         removals = []
-        let number = nextCut
+        let mark = CutMark(number: nextCut, touches: touchCount)
         nextCut += 1
-        if queue.add(cut, through: number) { startWriter() }
+        if queue.add(cut, through: mark) { startWriter() }
     }
 
     /// Commits batch after batch until nothing is queued, telling the loop
-    /// how each went; stops at a failure, leaving the batch queued.
+    /// how each went; stops at a failure, leaving the batch queued. Changes
+    /// the store refused for good are not queued again.
     private func startWriter() {
         let (queue, store, loop) = (self.queue, self.store, self.loop)
         let journal = LoopBound(self)
@@ -178,11 +222,13 @@ public final class GroupCommit {
         }
     }
 
-    /// Commits `batch`, with any error the store throws as a ``PromiseStoreError``.
-    private static func commit(_ batch: StoreBatch, to store: any PromiseStore) -> Result<Void, PromiseStoreError> {
+    /// Commits `batch`: the changes left out, or the error the store threw,
+    /// as a ``PromiseStoreError``.
+    private static func commit(
+        _ batch: StoreBatch, to store: any PromiseStore
+    ) -> Result<[UnstorableChange], PromiseStoreError> {
         do {
-            try store.commit(batch)
-            return .success(())
+            return .success(try store.commit(batch))
         } catch let error as PromiseStoreError {
             return .failure(error)
         } catch {
@@ -190,17 +236,24 @@ public final class GroupCommit {
         }
     }
 
-    private func finished(through cut: Int, changes: Int, _ outcome: Result<Void, PromiseStoreError>) {
-        finishedThrough = cut
+    private func finished(through mark: CutMark, changes: Int, _ outcome: Result<[UnstorableChange], PromiseStoreError>) {
+        // A retry after a failure may end with the cut that failed: not a newer one.
+        assert(mark.number >= finishedThrough && mark.touches >= finishedTouches, "batches finish in the order cut")
+        finishedThrough = mark.number
+        let touches = finishedTouches..<mark.touches
+        finishedTouches = mark.touches
+        // A change no message claimed (a timeout's) is known now: no later message depends on it.
+        claimedThrough = max(claimedThrough, mark.touches)
         switch outcome {
-        case .success:
+        case .success(let unstorable):
             commitCount += 1
-            changeCount += changes
+            changeCount += changes - unstorable.count
+            if !unstorable.isEmpty { refuse(unstorable, touchedIn: touches) }
             if let failure {
                 logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(failure)"])
                 self.failure = nil
             }
-            release(through: cut, nil)
+            release(through: mark.number, nil)
         case .failure(let error):
             if failure == nil {
                 logger.error("The store cannot write: changes are refused until it can",
@@ -214,16 +267,61 @@ public final class GroupCommit {
         }
     }
 
+    /// Logs and counts the changes the store refused for good, and notes
+    /// which of the batch's touches made them, for the messages that depend on them.
+    private func refuse(_ unstorable: [UnstorableChange], touchedIn touches: Range<Int>) {
+        var reasons = PromiseMap<PromiseStoreError>()
+        for change in unstorable {
+            logger.error("A change cannot be stored: it is left out, the rest is committed", metadata: [
+                "promise.id": "\(change.id)", "promise.sequence": "\(change.sequence)",
+                "reason": "\(change.reason)", "store": "\(store.location)",
+            ])
+            reasons[change.id] = PromiseStoreError("promise \"\(change.id)\" cannot be stored: \(change.reason)")
+        }
+        unstorableCount += unstorable.count
+        // Touches before the log's start belong to messages released already.
+        for touch in max(touches.lowerBound, touchLogBase)..<touches.upperBound {
+            if let reason = reasons[touchLog[touch - touchLogBase]] { refusedTouches[touch] = reason }
+        }
+    }
+
     private func release(through cut: Int, _ failure: PromiseStoreError?) {
         while heldStart < held.count, held[heldStart].cut <= cut {
-            let body = held[heldStart].body
+            let message = held[heldStart]
             heldStart += 1
-            body(failure)
+            assert(message.touches.upperBound <= finishedTouches || failure != nil, "released before its changes were written")
+            message.body(failure ?? refusal(of: message.touches))
         }
         if heldStart == held.count {
             held.removeAll(keepingCapacity: true)
             heldStart = 0
         }
+        trimTouchLog()
+    }
+
+    /// Why a change made by these touches was not stored, if one was not.
+    private func refusal(of touches: Range<Int>) -> PromiseStoreError? {
+        guard !refusedTouches.isEmpty else { return nil }
+        for touch in touches { if let reason = refusedTouches[touch] { return reason } }
+        return nil
+    }
+
+    /// Drops the touches no held message, nor the next one given, depends
+    /// on: all of them usually; else once they are half the log, so that
+    /// shifting the rest costs O(1) per touch.
+    private func trimTouchLog() {
+        let needed = heldStart < held.count ? held[heldStart].touches.lowerBound : claimedThrough
+        assert(needed >= touchLogBase && needed <= touchCount, "held messages depend on touches in order")
+        let drop = needed - touchLogBase
+        if drop == touchLog.count {
+            touchLog.removeAll(keepingCapacity: touchLog.capacity <= 4096)
+        } else if drop > 0 && drop >= touchLog.count / 2 {
+            touchLog.removeFirst(drop)
+        } else {
+            return
+        }
+        touchLogBase = needed
+        if !refusedTouches.isEmpty { refusedTouches = refusedTouches.filter { $0.key >= needed } }
     }
 
     private func scheduleRetry() {
@@ -242,6 +340,8 @@ public final class GroupCommit {
 /// behind a reabstraction thunk, one more allocation per held answer.
 private struct HeldMessage {
     let cut: Int
+    /// The touches it depends on: those since the message given before it.
+    let touches: Range<Int>
     let body: (PromiseStoreError?) -> Void
 }
 

@@ -3,21 +3,29 @@ import Foundation
 /// A ``PromiseStore`` in this process's memory: the reference implementation
 /// of the protocol's rules, and the store unit tests restart a registry from.
 /// It can be told to fail (``failCommits``) to test what the daemon does when
-/// its disk is full or read-only.
+/// its disk is full or read-only, to refuse the changes of some promises for
+/// good (``refusedIDs``), as SQLite refuses a row too big, and it can start
+/// with promises in quarantine.
 ///
 /// ```swift
 /// let store = MemoryPromiseStore()
 /// store.failCommits = PromiseStoreError("disk full")
 /// try store.commit(batch)   // throws "disk full"; nothing is applied
+/// store.failCommits = nil
+/// store.refusedIDs = ["big": "string or blob too big"]
+/// try store.commit(batch)   // applies all but the changes of "big", and returns those
 /// ```
 public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `lock` guards every stored property.
     private let lock = NSLock()
     private var promises = PromiseMap<StoredPromise>()
+    private var quarantine: [QuarantinedPromise]
     private var failure: PromiseStoreError?
+    private var refused: [String: String] = [:]
     private var commits = 0
 
-    public init(_ promises: [StoredPromise] = []) {
+    public init(_ promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = []) {
         for promise in promises { self.promises[promise.id] = promise }
+        quarantine = quarantined
     }
 
     public var location: String { "memory" }
@@ -28,21 +36,43 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
         set { lock.withLock { failure = newValue } }
     }
 
+    /// Ids whose changes every ``commit(_:)`` leaves out and returns, with
+    /// the reason given: changes that can never be stored.
+    public var refusedIDs: [String: String] {
+        get { lock.withLock { refused } }
+        set { lock.withLock { refused = newValue } }
+    }
+
     /// How many batches were committed.
     public var commitCount: Int { lock.withLock { commits } }
 
-    public func load() throws -> [StoredPromise] {
-        lock.withLock { promises.values.sorted { $0.sequence < $1.sequence } }
+    public func load() throws -> StoreContents {
+        lock.withLock {
+            StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine)
+        }
     }
 
-    public func commit(_ batch: StoreBatch) throws {
+    @discardableResult
+    public func commit(_ batch: StoreBatch) throws -> [UnstorableChange] {
         try lock.withLock {
             if let failure { throw failure }
+            var left: [UnstorableChange] = []
             for deletion in batch.deletions where promises[deletion.id]?.sequence == deletion.sequence {
+                if let reason = refused[deletion.id] {
+                    left.append(UnstorableChange(id: deletion.id, sequence: deletion.sequence, reason: reason))
+                    continue
+                }
                 promises[deletion.id] = nil
             }
-            for promise in batch.upserts { promises[promise.id] = promise }
+            for promise in batch.upserts {
+                if let reason = refused[promise.id] {
+                    left.append(UnstorableChange(id: promise.id, sequence: promise.sequence, reason: reason))
+                    continue
+                }
+                promises[promise.id] = promise
+            }
             commits += 1
+            return left
         }
     }
 

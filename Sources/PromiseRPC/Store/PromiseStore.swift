@@ -10,17 +10,32 @@
 /// ```swift
 /// let store = MemoryPromiseStore()
 /// try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 0, kind: "created", created: 0)]))
-/// try store.load().map(\.id)   // ["a"]
+/// try store.load().promises.map(\.id)   // ["a"]
 /// ```
 public protocol PromiseStore: AnyObject, Sendable {
-    /// Everything stored, in creation order (ascending ``StoredPromise/sequence``).
-    /// Called once, before the daemon serves.
-    func load() throws -> [StoredPromise]
+    /// Everything stored, in creation order (ascending ``StoredPromise/sequence``),
+    /// and what could not be loaded. Called once, before the daemon serves.
+    ///
+    /// A stored promise that cannot be read (its document does not parse, or
+    /// its id is stored twice) must not stop the daemon: the store sets it
+    /// aside, where it can be inspected, and lists it in
+    /// ``StoreContents/quarantined``.
+    ///
+    /// - Throws: ``PromiseStoreError`` when the store itself cannot be read.
+    func load() throws -> StoreContents
 
-    /// Applies `batch` atomically and durably: when this returns, all of it
-    /// survives a crash or power cut; when it throws, none of it was applied.
-    /// Called from one thread at a time.
-    func commit(_ batch: StoreBatch) throws
+    /// Applies `batch` durably: when this returns, what it applied survives a
+    /// crash or power cut; when it throws, none of it was applied. Called
+    /// from one thread at a time.
+    ///
+    /// A change that can never be stored, whenever it is tried (too big, a
+    /// constraint), is left out and returned, and the rest is applied. A
+    /// failure that may pass (a full disk, an I/O error) throws instead.
+    ///
+    /// - Returns: The changes left out, each with the store's reason; empty
+    ///   when all of `batch` was applied.
+    @discardableResult
+    func commit(_ batch: StoreBatch) throws -> [UnstorableChange]
 
     /// Says where the promises are kept, for logs and `info` ("sqlite:/path").
     var location: String { get }
@@ -46,6 +61,68 @@ public struct StoreBatch: Sendable, Hashable {
     }
 
     public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
+}
+
+/// What ``PromiseStore/load()`` found: the promises to restore, and those
+/// that could not be read and were set aside.
+///
+/// ```swift
+/// let contents = try store.load()
+/// registry.restore(contents)   // rejects what depends on contents.quarantined
+/// ```
+public struct StoreContents: Sendable, Hashable {
+    /// In ascending ``StoredPromise/sequence``.
+    public var promises: [StoredPromise]
+    /// Every promise the store holds set aside, oldest first: those found by
+    /// this load and those found by earlier ones and not yet removed.
+    public var quarantined: [QuarantinedPromise]
+
+    public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = []) {
+        self.promises = promises
+        self.quarantined = quarantined
+    }
+}
+
+/// A stored promise that could not be loaded, kept apart for inspection
+/// (docs/DURABILITY.md, "Quarantine"). Only its id, its sequence and the
+/// reason are read: its document may be anything.
+///
+/// ```swift
+/// QuarantinedPromise(id: "x128", sequence: 130, reason: "not valid JSON: nesting deeper than 512 levels",
+///                    time: 1_700_000_000_000)
+/// ```
+public struct QuarantinedPromise: Sendable, Hashable {
+    public var id: String
+    public var sequence: Int
+    /// Why it could not be loaded.
+    public var reason: String
+    /// When it was set aside: milliseconds since 1970.
+    public var time: Int64
+
+    public init(id: String, sequence: Int, reason: String, time: Int64) {
+        self.id = id
+        self.sequence = sequence
+        self.reason = reason
+        self.time = time
+    }
+}
+
+/// A change that ``PromiseStore/commit(_:)`` left out because it can never
+/// be stored: the promise (or deletion) it was for, and the store's reason.
+///
+/// ```swift
+/// for change in try store.commit(batch) { print(change.id, change.reason) }  // "X", "string or blob too big"
+/// ```
+public struct UnstorableChange: Sendable, Hashable {
+    public var id: String
+    public var sequence: Int
+    public var reason: String
+
+    public init(id: String, sequence: Int, reason: String) {
+        self.id = id
+        self.sequence = sequence
+        self.reason = reason
+    }
 }
 
 /// A stored promise to remove: its id and the sequence it was stored under.
