@@ -53,7 +53,7 @@ extension ExitCode {
     /// The status for a failure of the connection itself.
     init(clientError: PromiseClientError) {
         switch clientError.code {
-        case .daemonUnreachable, .connectionClosed, .socketPathTooLong: self = .daemonUnreachable
+        case .daemonUnreachable, .connectionClosed, .socketPathTooLong, .foreignDaemon: self = .daemonUnreachable
         case .timedOut: self = .timedOut
         default: self = .internalError
         }
