@@ -51,7 +51,9 @@ struct Promised: ParsableCommand {
                                valueName: "bytes"))
     var maxLineBytes: Int?
 
-    @Option(help: ArgumentHelp("Clients served at once; more get an error and are closed.", valueName: "n"))
+    @Option(help: ArgumentHelp(
+        "Clients served at once; more get an error and are closed (default: what the open-file limit allows, at most 65536).",
+        valueName: "n"))
     var maxConnections: Int?
 
     @Option(help: ArgumentHelp("Bytes queued for a client that does not read before it is cut off.",
@@ -68,16 +70,35 @@ struct Promised: ParsableCommand {
                                valueName: "ms"))
     var killGraceMs: UInt64?
 
+    // Limits that keep a full daemon usable (issue 22, item 7).
+    @Option(help: ArgumentHelp(
+        "Clients let in past --max-connections to settle promises only: wait and subscribe are refused on them (default 64).",
+        valueName: "n"))
+    var reservedConnections: Int?
+
+    @Option(help: ArgumentHelp("Pending waits, over all clients, for ids not created yet (default 100000).",
+                               valueName: "n"))
+    var maxWaitersForUncreatedIds: Int?
+
+    @Option(help: ArgumentHelp("Subscriptions, over all clients, to ids not created yet (default 100000).",
+                               valueName: "n"))
+    var maxSubscriptionsToUncreatedIds: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
         }
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
-                              ("--max-running-processes", maxRunningProcesses)] {
+                              ("--max-running-processes", maxRunningProcesses),
+                              ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
+                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }
+        }
+        if let reservedConnections, reservedConnections < 0 {
+            throw ValidationError("--reserved-connections must be 0 or more.")
         }
     }
 
@@ -89,6 +110,6 @@ struct Promised: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "promised")
-        try serve(limits: limits, logger: logger)
+        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger)
     }
 }

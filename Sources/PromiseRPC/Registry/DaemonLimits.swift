@@ -24,6 +24,17 @@ public struct DaemonLimits: Sendable, Hashable {
     /// How long a cancelled exec process has between SIGTERM and SIGKILL.
     public var killGraceMilliseconds: UInt64 = 2_000
 
+    // Limits that keep a full daemon usable (issue 22, item 7).
+    /// Connections let in past `maxConnections`, to settle promises only:
+    /// on them `wait` (of a pending promise) and `subscribe` get -32004, so
+    /// that a client which would release waiters is served while waiters
+    /// fill the table. 0 refuses every client past `maxConnections`.
+    public var reservedConnections: Int = 64
+    /// Pending `wait` requests, over all connections, for ids no promise has yet.
+    public var maxWaitersForUncreatedIDs: Int = 100_000
+    /// Subscriptions, over all connections, to ids no promise has yet.
+    public var maxSubscriptionsToUncreatedIDs: Int = 100_000
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -40,6 +51,9 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxProcessOutputBytes": .int(maxProcessOutputBytes),
             "maxRunningProcesses": .int(maxRunningProcesses),
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
+            "reservedConnections": .int(reservedConnections),
+            "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
+            "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
         ])
     }
 }

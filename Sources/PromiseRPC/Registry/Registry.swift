@@ -49,6 +49,8 @@ public final class Registry {
     @exclusivity(unchecked) var subscribers: [String: [UInt64: RegistrySession]] = [:]
     /// `wait` requests per id, including ids not created yet.
     @exclusivity(unchecked) var waiters: [String: [Waiter]] = [:]
+    /// How many of those and of `subscribers` are for ids not created yet (Registry+Subscriptions).
+    @exclusivity(unchecked) var uncreatedWatches = UncreatedWatches()
     var runningProcesses = 0
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
@@ -104,6 +106,7 @@ public final class Registry {
     /// removed, and the pending promises it leased are rejected.
     func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
+        forgetUncreatedWatches(of: session, connectionID)
         for id in session.subscribedIDs {
             removeSubscriber(connectionID, from: id)
         }
@@ -205,6 +208,7 @@ public final class Registry {
             id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
             inputIDs: inputIDs, name: name, created: stored?.created ?? now())
         nextSequence = max(nextSequence, sequence + 1)
+        if !uncreatedWatches.isEmpty { uncreatedWatchesMet(id) }
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }

@@ -64,6 +64,8 @@ final class Connection: RPCPeer {
     private(set) var handler: (any RPCHandler)?
     /// True once `connectionOpened` was called (stays true after closing).
     private(set) var wasOpened = false
+    /// Let in past `maxConnections`, to settle promises only (see `RPCPeer.isReserved`).
+    var isReserved = false
     private let pipe: UVPipe
     private var framer: LineFramer
     private let maxOutputBufferBytes: Int
