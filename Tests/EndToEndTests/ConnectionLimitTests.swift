@@ -177,4 +177,45 @@ struct ConnectionLimitTests {
         #expect(limit?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).prefix(2) == ["2048", "2048"],
                 "\(String(describing: limit))")
     }
+
+    @Test("a then exec step that finds no free file descriptor starts once clients leave, instead of failing for good")
+    func execRetriedWhenOutOfDescriptors() throws {
+        // Soft and hard limit 48: nothing to raise. Idle clients take every descriptor left.
+        let folder = try E2ETemporaryFolder()
+        let socket = folder.path + "/s.sock"
+        let daemon = try E2ECommand.start("/usr/bin/prlimit", [
+            "--nofile=48:48", E2EBinaries.promised, "--in-memory", "--socket", socket,
+            "--max-connections", "1000", "--reserved-connections", "0",
+        ])
+        defer {
+            kill(daemon.pid, SIGTERM)
+            _ = try? daemon.finish(timeout: .seconds(10))
+        }
+        var client: PromiseClient?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client == nil && ContinuousClock.now < deadline {
+            client = try? PromiseClient(socketPath: socket, timeout: .seconds(10))
+            if client == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        let control = try #require(client)
+        try control.call("create", ["id": "input"])
+        try control.call("resolve", ["id": "input", "value": 1])
+
+        var idle: [E2ERawConnection] = []
+        while idle.count < 100 {
+            let raw = try E2ERawConnection(path: socket)
+            raw.writeLine(#"{"jsonrpc":"2.0","id":1,"method":"info","params":{}}"#)
+            guard try raw.readMessage(timeout: .seconds(2)) != nil else { break }  // accepted and closed: no descriptor left
+            idle.append(raw)
+        }
+        #expect(idle.count < 100, "the daemon never ran out of descriptors")
+
+        try control.call("then", ["id": "input", "childId": "step", "exec": ["echo", "\"ran\""]])
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(try control.call("get", ["id": "step"])["state"] == "pending")
+        idle.removeLast(min(12, idle.count))
+        let step = try E2E.record(control.call("wait", ["id": "step", "timeoutMs": 5_000]))
+        #expect(step.state == .fulfilled, "\(step)")
+        #expect(step.value == "ran")
+    }
 }
