@@ -19,9 +19,19 @@ public protocol RPCPeer: AnyObject {
     /// Returns false when the peer is gone or was cut off for not reading.
     @discardableResult
     func send(_ message: [UInt8]) -> Bool
+    /// `bytes` of a message for this peer are held back until what it tells
+    /// is stored (`GroupCommit.deliver(_:)`): they count towards
+    /// `DaemonLimits.maxOutputBufferBytes` as queued bytes do, so a client
+    /// cannot pile up answers behind a slow disk that nothing bounds.
+    func hold(bytes: Int)
+    /// The held `bytes` are let go: sent right after, or dropped.
+    func release(bytes: Int)
 }
 
 extension RPCPeer {
     /// Ordinary connections are not in the reserve.
     public var isReserved: Bool { false }
+    /// A peer without an output limit need not count what is held.
+    public func hold(bytes: Int) {}
+    public func release(bytes: Int) {}
 }

@@ -34,7 +34,9 @@ final class RegistrySession {
             return
         }
         let peer = self.peer
+        peer.hold(bytes: notification.count)
         journal.deliver { _ in
+            peer.release(bytes: notification.count)
             if peer.isOpen { peer.send(notification) }
         }
     }
