@@ -60,10 +60,15 @@ public enum OpenFileLimit {
     /// The connection limit that fits in `openFiles` descriptors, next to
     /// the fixed ones, `limits.maxRunningProcesses` processes and
     /// `limits.reservedConnections`; between ``minDefaultConnections`` and
-    /// ``maxDefaultConnections``.
+    /// ``maxDefaultConnections``. Processes get at most a quarter of what is
+    /// not fixed: under a hard limit of 1,024, room for 256 of them would
+    /// leave almost no clients (a process that finds no descriptor waits for
+    /// one, see `UVLoopServices`).
     public static func connections(fitting openFiles: Int, limits: DaemonLimits) -> Int {
-        let others = fixedDescriptors + limits.maxRunningProcesses * descriptorsPerProcess + limits.reservedConnections
-        return min(max(openFiles - others, minDefaultConnections), maxDefaultConnections)
+        let available = openFiles - fixedDescriptors
+        let processes = min(limits.maxRunningProcesses * descriptorsPerProcess, available / 4)
+        let connections = available - processes - limits.reservedConnections
+        return min(max(connections, minDefaultConnections), maxDefaultConnections)
     }
 
     /// `/proc/sys/fs/nr_open`: the most a process may have open (1,048,576 by default).
