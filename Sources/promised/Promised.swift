@@ -21,6 +21,11 @@ struct Promised: ParsableCommand {
             before it is acknowledged, and a restarted daemon carries on where it \
             stopped. Settled promises are kept for --retain. See docs/DURABILITY.md.
 
+            At start the open-file soft limit is raised to the hard limit, and \
+            --max-connections defaults to what fits in it. Past that limit, \
+            --reserved-connections more clients may still create, settle and read \
+            (not wait or subscribe), so that a full daemon can release its waiters.
+
             Examples:
               promised
               promised --in-memory --retain 10m
