@@ -34,6 +34,7 @@ final class RegistrySession {
             return
         }
         let peer = self.peer
+        // Held bytes count towards the peer's output limit (`RPCPeer.hold(bytes:)`).
         peer.hold(bytes: notification.count)
         journal.deliver { _ in
             peer.release(bytes: notification.count)
