@@ -18,7 +18,9 @@ extension ExitCode {
     static let alreadySettledOrExists = ExitCode(5)
     /// 64 (EX_USAGE): the command line is wrong; argument-parser uses it for its own errors too.
     static let usage = ExitCode.validationFailure
-    /// 69 (EX_UNAVAILABLE): the daemon cannot be reached.
+    /// 69 (EX_UNAVAILABLE): the daemon cannot be reached: nothing listens, it
+    /// refused this client because it serves too many (-32004 with `data.limit`
+    /// "maxConnections"), or the socket belongs to another user and was not used.
     static let daemonUnreachable = ExitCode(69)
     /// 70 (EX_SOFTWARE): anything else went wrong.
     static let internalError = ExitCode(70)
@@ -46,6 +48,9 @@ extension ExitCode {
         case .alreadySettled, .alreadyExists: self = .alreadySettledOrExists
         case .waitTimedOut: self = .timedOut
         case .invalidParams, .invalidRequest, .methodNotFound: self = .usage
+        case .limitExceeded where rpcError.data?["limit"]?.stringValue == "maxConnections":
+            // Busy, not broken: a script may retry later.
+            self = .daemonUnreachable
         default: self = .internalError
         }
     }
@@ -53,7 +58,7 @@ extension ExitCode {
     /// The status for a failure of the connection itself.
     init(clientError: PromiseClientError) {
         switch clientError.code {
-        case .daemonUnreachable, .connectionClosed, .socketPathTooLong: self = .daemonUnreachable
+        case .daemonUnreachable, .connectionClosed, .socketPathTooLong, .foreignDaemon: self = .daemonUnreachable
         case .timedOut: self = .timedOut
         default: self = .internalError
         }

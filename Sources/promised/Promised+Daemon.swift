@@ -5,18 +5,33 @@ import PromiseRPC
 import PromiseSQLiteStore
 
 extension Promised {
-    /// The limits from the command line, the rest at their defaults.
-    var limits: DaemonLimits {
+    /// The limits from the command line, the rest at their defaults; the
+    /// connection limit, unless given, is what fits in `openFiles`
+    /// descriptors (see `OpenFileLimit`).
+    func limits(openFiles: Int) -> DaemonLimits {
         var limits = DaemonLimits()
         if let maxLineBytes { limits.maxLineBytes = maxLineBytes }
-        if let maxConnections { limits.maxConnections = maxConnections }
         if let maxOutputBufferBytes { limits.maxOutputBufferBytes = maxOutputBufferBytes }
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
         if let maxValueBytes { limits.maxValueBytes = maxValueBytes }
         if let maxReasonBytes { limits.maxReasonBytes = maxReasonBytes }
+        if let reservedConnections { limits.reservedConnections = reservedConnections }
+        if let maxWaitersForUncreatedIds { limits.maxWaitersForUncreatedIDs = maxWaitersForUncreatedIds }
+        if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
+        limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)
         return limits
+    }
+
+    /// Raises the soft limit on open files to the hard limit and logs both:
+    /// each client is a descriptor. Returns the soft limit now in force.
+    func raiseOpenFileLimit(_ logger: Logger) -> Int {
+        let files = OpenFileLimit.raiseToHardLimit()
+        logger.info("Open-file limit", metadata: [
+            "soft": "\(files.soft)", "hard": "\(files.hard)", "wasSoft": "\(files.previousSoft)",
+        ])
+        return files.soft
     }
 
     /// The store, unless `--in-memory`: `--store`, else the default folder.

@@ -22,6 +22,11 @@ struct Promised: ParsableCommand {
             before it is acknowledged, and a restarted daemon carries on where it \
             stopped. Settled promises are kept for --retain. See docs/DURABILITY.md.
 
+            At start the open-file soft limit is raised to the hard limit, and \
+            --max-connections defaults to what fits in it. Past that limit, \
+            --reserved-connections more clients may still create, settle and read \
+            (not wait or subscribe), so that a full daemon can release its waiters.
+
             Examples:
               promised
               promised --in-memory --retain 10m
@@ -52,7 +57,9 @@ struct Promised: ParsableCommand {
                                valueName: "bytes"))
     var maxLineBytes: Int?
 
-    @Option(help: ArgumentHelp("Clients served at once; more get an error and are closed.", valueName: "n"))
+    @Option(help: ArgumentHelp(
+        "Clients served at once; more get an error and are closed (default: what the open-file limit allows, at most 65536).",
+        valueName: "n"))
     var maxConnections: Int?
 
     @Option(help: ArgumentHelp("Bytes queued for a client that does not read before it is cut off.",
@@ -79,6 +86,20 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxReasonBytes: Int?
 
+    // Limits that keep a full daemon usable (issue 22, item 7).
+    @Option(help: ArgumentHelp(
+        "Clients let in past --max-connections to settle promises only: wait and subscribe are refused on them (default 64).",
+        valueName: "n"))
+    var reservedConnections: Int?
+
+    @Option(help: ArgumentHelp("Pending waits, over all clients, for ids not created yet (default 100000).",
+                               valueName: "n"))
+    var maxWaitersForUncreatedIds: Int?
+
+    @Option(help: ArgumentHelp("Subscriptions, over all clients, to ids not created yet (default 100000).",
+                               valueName: "n"))
+    var maxSubscriptionsToUncreatedIds: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
@@ -86,10 +107,15 @@ struct Promised: ParsableCommand {
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
                               ("--max-running-processes", maxRunningProcesses),
-                              ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes)] {
+                              ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),
+                              ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
+                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }
+        }
+        if let reservedConnections, reservedConnections < 0 {
+            throw ValidationError("--reserved-connections must be 0 or more.")
         }
     }
 
@@ -104,6 +130,6 @@ struct Promised: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "promised")
-        try serve(limits: limits, logger: logger)
+        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger)
     }
 }

@@ -30,7 +30,7 @@ struct HostileClientTests {
     @Test("a flooder, a 1-byte-per-100-ms sender, a full connection table and a half-closed waiter leave others answered within milliseconds")
     func othersKeepGettingAnswers() throws {
         let daemon = try E2EDaemon(extraArguments: [
-            "--max-connections", "\(Self.maxConnections)",
+            "--max-connections", "\(Self.maxConnections)", "--reserved-connections", "0",
             "--max-output-buffer-bytes", "\(Self.maxOutputBufferBytes)",
         ])
         defer { daemon.stop() }

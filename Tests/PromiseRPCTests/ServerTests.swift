@@ -176,6 +176,7 @@ struct ServerTests {
     func maxConnections() throws {
         var limits = DaemonLimits()
         limits.maxConnections = 2
+        limits.reservedConnections = 0
         let harness = try ServerHarness(limits: limits)
         defer { harness.shutDown() }
         let first = try harness.connect()

@@ -16,7 +16,8 @@ private let posixRead = Darwin.read
 final class BlockingUnixSocket {
     private(set) var fileDescriptor: Int32
 
-    /// Connects to the socket at `path`.
+    /// Connects to the socket at `path`, and makes sure a process of this
+    /// user listens there before anything is sent (see ``checkPeerIsSameUser(_:)``).
     init(connectingTo path: String) throws(PromiseClientError) {
         guard let address = UnixSocketAddress(path: path) else {
             throw PromiseClientError(
@@ -37,6 +38,42 @@ final class BlockingUnixSocket {
             throw PromiseClientError.connectFailed(path: path, errno: err)
         }
         fileDescriptor = fd
+        do {
+            try Self.checkPeerIsSameUser(fd, path: path)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Refuses a socket whose listening process runs as another uid, root
+    /// included: whoever answers on it learns every value sent and can
+    /// forge every result, and a socket path under /tmp or in
+    /// `$PROMISED_SOCKET` may have been planted by anyone. Only the daemon
+    /// of this same user is trusted.
+    private static func checkPeerIsSameUser(_ fd: Int32, path: String) throws(PromiseClientError) {
+        #if canImport(Glibc)
+        // `struct ucred`, which Swift's Glibc does not import (glibc declares it under _GNU_SOURCE only).
+        var credentials = (pid: pid_t(0), uid: uid_t(0), gid: gid_t(0))
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+            throw PromiseClientError.systemCall("getsockopt(SO_PEERCRED)", errno: errno)
+        }
+        let peer = credentials.uid
+        #else
+        var peer = uid_t(0)
+        var group = gid_t(0)
+        guard getpeereid(fd, &peer, &group) == 0 else {
+            throw PromiseClientError.systemCall("getpeereid", errno: errno)
+        }
+        #endif
+        let own = getuid()
+        guard peer == own else {
+            throw PromiseClientError(
+                .foreignDaemon,
+                "refusing the daemon at \(path): it runs as uid \(peer), not as this user (uid \(own)); "
+                    + "anyone could have put that socket there")
+        }
     }
 
     deinit { close() }

@@ -7,6 +7,10 @@
 /// `progress`) that arrive while waiting for an answer are queued for
 /// ``nextNotification(timeout:)``.
 ///
+/// A daemon that refuses a client (too many connections) says why in an
+/// error with a null id, then closes: calls then throw that ``RPCError``
+/// rather than a closed connection.
+///
 /// A client belongs to one thread at a time; it is not `Sendable`.
 ///
 /// ```swift
@@ -44,7 +48,9 @@ public final class PromiseClient {
     ///   - socketPath: The daemon's socket, usually from `SocketPath.resolve(explicit:environment:)`.
     ///   - timeout: The default wait for answers; nil waits forever.
     /// - Throws: ``PromiseClientError`` with code ``PromiseClientError/Code/daemonUnreachable``
-    ///   when nothing listens there ("daemon not running at PATH; start it with `promised` …").
+    ///   when nothing listens there ("daemon not running at PATH; start it with `promised` …"),
+    ///   and ``PromiseClientError/Code/foreignDaemon`` when the process listening there runs
+    ///   as another user (root too): the connection is closed before anything is sent.
     public init(socketPath: String, timeout: Duration? = .seconds(30)) throws {
         self.socketPath = socketPath
         self.timeout = timeout
@@ -239,7 +245,38 @@ public final class PromiseClient {
     }
 
     private func sendMessage(_ message: JSONValue) throws {
-        try socket.writeAll(message.serializedLine())
+        let failure: PromiseClientError
+        do {
+            try socket.writeAll(message.serializedLine())
+            return
+        } catch {
+            failure = error
+        }
+        if failure.code == .connectionClosed {
+            // A refused client may not even get its request out: the reason
+            // is in what the daemon wrote before it closed.
+            let deadline = ContinuousClock.now + Self.refusalReadTimeout
+            while !reachedEndOfInput && ContinuousClock.now < deadline {
+                try readMessages(deadline: deadline)
+            }
+            try throwRefusal()
+        }
+        throw failure
+    }
+
+    /// How long a client whose request could not be written reads for the daemon's reason.
+    static let refusalReadTimeout: Duration = .milliseconds(500)
+
+    /// Throws the error the daemon sent, with a null id, before it closed
+    /// the connection: why it refused this client (-32004 too many
+    /// connections, -32003 another user, -32004 a line too long). Called
+    /// once the connection is closed, so that the caller sees that reason
+    /// rather than "closed before answering".
+    private func throwRefusal() throws {
+        guard var refusals = unclaimedResponses[.null], !refusals.isEmpty else { return }
+        let last = refusals.removeLast()
+        unclaimedResponses[.null] = refusals.isEmpty ? nil : refusals
+        _ = try Self.unwrap(last)
     }
 
     /// The `result` of a response, or its `error` thrown as ``RPCError``.
@@ -265,6 +302,7 @@ public final class PromiseClient {
                 return first
             }
             if reachedEndOfInput {
+                try throwRefusal()
                 throw PromiseClientError(.connectionClosed, "the daemon closed the connection before answering")
             }
             if let deadline, ContinuousClock.now >= deadline {
@@ -278,6 +316,7 @@ public final class PromiseClient {
     /// line as an answer or a notification.
     private func readMessages(deadline: ContinuousClock.Instant?) throws {
         if reachedEndOfInput {
+            try throwRefusal()
             throw PromiseClientError(.connectionClosed, "the daemon closed the connection")
         }
         guard let chunk = try socket.read(deadline: deadline) else { return }

@@ -30,6 +30,9 @@ public struct PromiseClientError: Error, Sendable, Hashable, CustomStringConvert
         public static let invalidResponse = Code(rawValue: "invalidResponse")
         /// A socket call failed for another reason.
         public static let ioFailure = Code(rawValue: "ioFailure")
+        /// The process listening on the socket runs as another user (`SO_PEERCRED`):
+        /// nothing was sent to it. Root is refused too.
+        public static let foreignDaemon = Code(rawValue: "foreignDaemon")
         /// The socket path does not fit in `sockaddr_un`.
         public static let socketPathTooLong = Code(rawValue: "socketPathTooLong")
     }

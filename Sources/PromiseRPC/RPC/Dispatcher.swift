@@ -202,8 +202,14 @@ public final class Dispatcher: RPCHandler {
 
         func send(_ message: OutgoingMessage) {
             guard let journal else { return Self.transmit(message, to: peer) }
+            // Serialized now, so that what the journal holds counts towards the
+            // peer's output limit (`RPCPeer.hold(bytes:)`), in bytes it will send.
+            let line = message.serializedLine()
+            peer.hold(bytes: line.count)
             journal.deliver { [peer] failure in
-                guard let failure else { return Self.transmit(message, to: peer) }
+                peer.release(bytes: line.count)
+                guard peer.isOpen else { return }
+                guard let failure else { return _ = peer.send(line) }
                 Self.transmit(message.refusingResults(Dispatcher.storeError(failure, journal.store)), to: peer)
             }
         }

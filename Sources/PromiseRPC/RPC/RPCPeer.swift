@@ -7,6 +7,11 @@ public protocol RPCPeer: AnyObject {
     var connectionID: UInt64 { get }
     /// False once the connection is closed or was cut off.
     var isOpen: Bool { get }
+    /// True for a connection let in past `DaemonLimits.maxConnections`,
+    /// into the reserve: it may create, settle and read promises, but not
+    /// hold the daemon's resources while it waits (`wait` for a pending
+    /// promise, `subscribe`).
+    var isReserved: Bool { get }
     /// Queues one serialized JSON-RPC message as a line: its compact JSON
     /// text and the newline that ends it, in one array, so that a message
     /// is one buffer for the socket (a `writev` of the text and a separate
@@ -14,4 +19,19 @@ public protocol RPCPeer: AnyObject {
     /// Returns false when the peer is gone or was cut off for not reading.
     @discardableResult
     func send(_ message: [UInt8]) -> Bool
+    /// `bytes` of a message for this peer are held back until what it tells
+    /// is stored (`GroupCommit.deliver(_:)`): they count towards
+    /// `DaemonLimits.maxOutputBufferBytes` as queued bytes do, so a client
+    /// cannot pile up answers behind a slow disk that nothing bounds.
+    func hold(bytes: Int)
+    /// The held `bytes` are let go: sent right after, or dropped.
+    func release(bytes: Int)
+}
+
+extension RPCPeer {
+    /// Ordinary connections are not in the reserve.
+    public var isReserved: Bool { false }
+    /// A peer without an output limit need not count what is held.
+    public func hold(bytes: Int) {}
+    public func release(bytes: Int) {}
 }

@@ -51,6 +51,17 @@ public struct DaemonLimits: Sendable, Hashable {
     /// JSON parser's 512 levels, and the daemon could not restart).
     public var maxReasonBytes: Int = 64 << 10
 
+    // Limits that keep a full daemon usable (issue 22, item 7).
+    /// Connections let in past `maxConnections`, to settle promises only:
+    /// on them `wait` (of a pending promise) and `subscribe` get -32004, so
+    /// that a client which would release waiters is served while waiters
+    /// fill the table. 0 refuses every client past `maxConnections`.
+    public var reservedConnections: Int = 64
+    /// Pending `wait` requests, over all connections, for ids no promise has yet.
+    public var maxWaitersForUncreatedIDs: Int = 100_000
+    /// Subscriptions, over all connections, to ids no promise has yet.
+    public var maxSubscriptionsToUncreatedIDs: Int = 100_000
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -69,6 +80,9 @@ public struct DaemonLimits: Sendable, Hashable {
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
             "maxValueBytes": .int(maxValueBytes),
             "maxReasonBytes": .int(maxReasonBytes),
+            "reservedConnections": .int(reservedConnections),
+            "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
+            "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
         ])
     }
 }

@@ -16,13 +16,25 @@ extension Registry {
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
         let session = try session(call.connectionID)
+        if session.peer.isReserved { throw reserveRefusal("wait") }
         guard session.waiters.count < limits.maxWaitersPerConnection else {
             throw RPCError(
                 .limitExceeded,
                 "too many pending waits on this connection (limit \(limits.maxWaitersPerConnection))",
                 data: ["limit": "maxWaitersPerConnection", "value": .int(limits.maxWaitersPerConnection)])
         }
+        let awaitsCreation = entries[id] == nil
+        if awaitsCreation {
+            guard uncreatedWatches.waiters < limits.maxWaitersForUncreatedIDs else {
+                throw RPCError(
+                    .limitExceeded,
+                    "too many pending waits for ids not created yet (limit \(limits.maxWaitersForUncreatedIDs))",
+                    data: ["limit": "maxWaitersForUncreatedIDs", "value": .int(limits.maxWaitersForUncreatedIDs)])
+            }
+            uncreatedWatches.waiters += 1
+        }
         let waiter = Waiter(promiseID: id, connectionID: call.connectionID, answer: answerLater)
+        waiter.awaitsCreation = awaitsCreation
         session.waiters[ObjectIdentifier(waiter)] = waiter
         waiters[id, default: []].append(waiter)
         if let timeout {
@@ -38,6 +50,7 @@ extension Registry {
         guard let session = sessions[waiter.connectionID],
             session.waiters.removeValue(forKey: ObjectIdentifier(waiter)) != nil
         else { return }
+        if waiter.awaitsCreation { uncreatedWatches.waiters -= 1 }
         removeWaiter(waiter)
         let id = waiter.promiseID
         let data = entries[id].map(record) ?? ["id": .string(id)]
@@ -53,6 +66,7 @@ extension Registry {
     func subscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
+        if session.peer.isReserved { throw reserveRefusal("subscribe") }
         var distinct: [String] = []
         var seen: PromiseIDSet = []
         for id in ids where seen.insert(id).inserted { distinct.append(id) }
@@ -69,6 +83,14 @@ extension Registry {
                 "too many subscriptions on this connection (limit \(limits.maxSubscriptionsPerConnection))",
                 data: ["limit": "maxSubscriptionsPerConnection", "value": .int(limits.maxSubscriptionsPerConnection)])
         }
+        let uncreated = distinct.count(where: { entries[$0] == nil && !isSubscribed(connectionID, to: $0) })
+        guard uncreatedWatches.subscriptions + uncreated <= limits.maxSubscriptionsToUncreatedIDs else {
+            throw RPCError(
+                .limitExceeded,
+                "too many subscriptions to ids not created yet (limit \(limits.maxSubscriptionsToUncreatedIDs))",
+                data: ["limit": "maxSubscriptionsToUncreatedIDs", "value": .int(limits.maxSubscriptionsToUncreatedIDs)])
+        }
+        uncreatedWatches.subscriptions += uncreated
         let now = Set(settledNow)
         for id in distinct where !now.contains(id) && !isSubscribed(connectionID, to: id) {
             // An ended subscription to the same id comes back to life.
@@ -92,6 +114,7 @@ extension Registry {
         var removed = 0
         for id in ids where session.subscribedIDs.remove(id) != nil {
             if isSubscribed(call.connectionID, to: id) {
+                if entries[id] == nil { uncreatedWatches.subscriptions -= 1 }
                 removeSubscriber(call.connectionID, from: id)
                 removed += 1
             } else {
@@ -99,6 +122,43 @@ extension Registry {
             }
         }
         return ["unsubscribed": .int(removed)]
+    }
+
+    /// -32004 for a request that would hold the daemon's resources on a
+    /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
+    /// `data.limit` is "maxConnections", as for a refused connection: to a
+    /// client both mean "the daemon is full, try later".
+    private func reserveRefusal(_ method: String) -> RPCError {
+        RPCError(
+            .limitExceeded,
+            "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "
+                + "and read promises only, and cannot \(method)",
+            data: ["limit": "maxConnections", "value": .int(limits.maxConnections), "reserved": true])
+    }
+
+    /// Promise `id` was just created: the waits and subscriptions made for it
+    /// beforehand no longer count as for an id not created yet.
+    func uncreatedWatchesMet(_ id: String) {
+        if let waiting = waiters[id] {
+            for waiter in waiting where waiter.awaitsCreation {
+                waiter.awaitsCreation = false
+                uncreatedWatches.waiters -= 1
+            }
+        }
+        // Every subscription to an id without a promise was counted.
+        if let subscribed = subscribers[id] { uncreatedWatches.subscriptions -= subscribed.count }
+    }
+
+    /// Connection `connectionID` is closing: its waits and subscriptions
+    /// for ids not created yet stop counting. Before they are removed.
+    func forgetUncreatedWatches(of session: RegistrySession, _ connectionID: UInt64) {
+        guard !uncreatedWatches.isEmpty else { return }
+        for waiter in session.waiters.values where waiter.awaitsCreation {
+            uncreatedWatches.waiters -= 1
+        }
+        for id in session.subscribedIDs where entries[id] == nil && isSubscribed(connectionID, to: id) {
+            uncreatedWatches.subscriptions -= 1
+        }
     }
 
     func session(_ connectionID: UInt64) throws(RPCError) -> RegistrySession {

@@ -50,6 +50,8 @@ public final class Registry {
     @exclusivity(unchecked) var subscribers = PromiseMap<[UInt64: RegistrySession]>()
     /// `wait` requests per id, including ids not created yet.
     @exclusivity(unchecked) var waiters = PromiseMap<[Waiter]>()
+    /// How many of those and of `subscribers` are for ids not created yet (Registry+Subscriptions).
+    @exclusivity(unchecked) var uncreatedWatches = UncreatedWatches()
     var runningProcesses = 0
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
@@ -105,6 +107,7 @@ public final class Registry {
     /// removed, and the pending promises it leased are rejected.
     func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
+        forgetUncreatedWatches(of: session, connectionID)
         for id in session.subscribedIDs {
             removeSubscriber(connectionID, from: id)
         }
@@ -206,6 +209,7 @@ public final class Registry {
             id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
             inputIDs: inputIDs, name: name, created: stored?.created ?? now())
         nextSequence = max(nextSequence, sequence + 1)
+        if !uncreatedWatches.isEmpty { uncreatedWatchesMet(id) }
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }

@@ -34,7 +34,10 @@ final class RegistrySession {
             return
         }
         let peer = self.peer
+        // Held bytes count towards the peer's output limit (`RPCPeer.hold(bytes:)`).
+        peer.hold(bytes: notification.count)
         journal.deliver { _ in
+            peer.release(bytes: notification.count)
             if peer.isOpen { peer.send(notification) }
         }
     }
@@ -47,12 +50,26 @@ final class Waiter {
     let connectionID: UInt64
     let answer: (Result<JSONValue, RPCError>) -> Void
     var timer: (any ScheduledTimer)?
+    /// Made before any promise had its id, and counted in `Registry.uncreatedWatches` until one has.
+    var awaitsCreation = false
 
     init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<JSONValue, RPCError>) -> Void) {
         self.promiseID = promiseID
         self.connectionID = connectionID
         self.answer = answer
     }
+}
+
+/// Waits and subscriptions for ids that no promise has yet, over all
+/// connections, against `DaemonLimits.maxWaitersForUncreatedIDs` and
+/// `maxSubscriptionsToUncreatedIDs`. Ids of existing promises are bounded
+/// by `maxPromises`; these are not, and each costs its id's bytes: 100,000
+/// subscriptions of 256-byte ids took ~49 MB, on every connection.
+struct UncreatedWatches {
+    var waiters = 0
+    var subscriptions = 0
+
+    var isEmpty: Bool { waiters == 0 && subscriptions == 0 }
 }
 
 /// Where the answers to one request go: its connection, or the answer of

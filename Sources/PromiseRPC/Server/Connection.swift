@@ -26,7 +26,10 @@ import Logging
 /// is slowed down, not cut off — as long as it reads: one whose waiting
 /// answers make no progress for ``stallCutOffMilliseconds`` is cut off.
 /// Answers it did not ask for (notifications) still count towards the
-/// cut-off.
+/// cut-off, and so do messages the durable journal holds back until what they
+/// tell is stored (``hold(bytes:)``): a client whose held and queued bytes
+/// pass the limit is cut off, and reading pauses at half of it, as for
+/// queued bytes alone.
 ///
 /// End of stream from the client (it shut down its writing side): the
 /// connection stops reading but stays open for writing, because answers to
@@ -64,12 +67,16 @@ final class Connection: RPCPeer {
     private(set) var handler: (any RPCHandler)?
     /// True once `connectionOpened` was called (stays true after closing).
     private(set) var wasOpened = false
+    /// Let in past `maxConnections`, to settle promises only (see `RPCPeer.isReserved`).
+    var isReserved = false
     private let pipe: UVPipe
     private var framer: LineFramer
     private let maxOutputBufferBytes: Int
     private var logger: Logger
     /// Bytes sent and not yet handed to the socket.
     private var queued = UVWriteBuffer()
+    /// Bytes of messages for this client held back by the journal.
+    private var heldBytes = 0
     /// Bytes of the one `uv_write` in flight (it started at some offset).
     private var writing = UVWriteBuffer()
     private var isFlushScheduled = false
@@ -178,7 +185,7 @@ final class Connection: RPCPeer {
     @discardableResult
     func send(_ message: [UInt8]) -> Bool {
         guard isOpen else { return false }
-        let backlog = queued.count + pipe.writeQueueSize
+        let backlog = queued.count + pipe.writeQueueSize + heldBytes
         if backlog > maxOutputBufferBytes {
             logger.info("Cutting off a client that does not read its answers",
                            metadata: ["queued.bytes": "\(backlog)", "limit": "\(maxOutputBufferBytes)"])
@@ -207,6 +214,26 @@ final class Connection: RPCPeer {
         }
         message.withUnsafeBytes { queued.append($0) }
         return true
+    }
+
+    func hold(bytes: Int) {
+        guard isOpen else { return }
+        let backlog = queued.count + pipe.writeQueueSize + heldBytes
+        heldBytes += bytes
+        if backlog > maxOutputBufferBytes {
+            logger.info("Cutting off a client that does not read its answers",
+                        metadata: ["queued.bytes": "\(backlog)", "held.bytes": "\(heldBytes)",
+                                   "limit": "\(maxOutputBufferBytes)"])
+            close()
+            return
+        }
+        if !isReadPaused && state == .active && backlog + bytes > pauseThreshold {
+            pause()
+        }
+    }
+
+    func release(bytes: Int) {
+        heldBytes = max(0, heldBytes - bytes)
     }
 
     /// Writes `message` from the caller's bytes, copying only what the
@@ -286,7 +313,7 @@ final class Connection: RPCPeer {
     private func drained() {
         if state == .closingAfterFlush {
             close()
-        } else if isReadPaused && state == .active {
+        } else if isReadPaused && state == .active && heldBytes <= pauseThreshold {
             resume()
         }
     }

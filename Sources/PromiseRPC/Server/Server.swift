@@ -14,12 +14,16 @@ import Logging
 /// // returns after SIGTERM/SIGINT or `stop()`
 /// ```
 ///
-/// - The socket is created 0600, in a folder created 0700 if missing. A stale
-///   socket file (nothing accepts on it) is replaced; a live one is another
-///   daemon's, and `init` throws ``ServerError/Code/alreadyRunning``.
+/// - The socket is created 0600, in a folder created 0700 if missing (an
+///   existing one must be no symlink, ours or root's, and writable by no one
+///   else unless sticky). A stale socket file (connecting is refused) is
+///   replaced; a live one is another daemon's, and `init` throws
+///   ``ServerError/Code/alreadyRunning``; one that cannot be tried is left alone.
 /// - Clients of another uid (`SO_PEERCRED`) get a -32003 error line and are
-///   closed; past `limits.maxConnections`, clients get a -32004 error line and
-///   are closed. The handler sees neither.
+///   closed; past `limits.maxConnections`, up to `limits.reservedConnections`
+///   more are opened with `RPCPeer.isReserved` set (the registry lets them
+///   settle but not wait); past those, clients get a -32004 error line and
+///   are closed. The handler sees none of the refused ones.
 /// - Every handler call happens on the loop thread.
 /// - Stopping (SIGTERM, SIGINT, ``stop()``): stop accepting, remove the socket
 ///   file, SIGTERM running processes, give clients up to 2 s to read what is

@@ -33,6 +33,8 @@ final class ServerCore {
 
     /// Connections that passed the checks and were handed to the handler, still open.
     private(set) var openedCount = 0
+    /// Of those, the ones let in past `maxConnections` (see ``accepted(_:)``).
+    private(set) var reservedCount = 0
 
     /// Prepares the socket file, binds and listens. Connections wait in the
     /// backlog until the loop runs.
@@ -86,6 +88,7 @@ final class ServerCore {
         }
         logger.info("Listening", metadata: ["socket": "\(socketPath)",
                                             "maxConnections": "\(limits.maxConnections)",
+                                            "reservedConnections": "\(limits.reservedConnections)",
                                             "maxLineBytes": "\(limits.maxLineBytes)"])
     }
 
@@ -121,15 +124,29 @@ final class ServerCore {
             connection.close()
             return
         }
-        guard openedCount < limits.maxConnections else {
+        // A full table must not lock out the client that would release the
+        // others: 2,000 scripts running `promisectl wait w` filled it, and the
+        // `promisectl resolve w` that would have ended them was refused too.
+        // Past the limit, a reserve takes clients that settle but do not
+        // wait (the registry refuses `wait` and `subscribe` on them).
+        let isReserved = openedCount - reservedCount >= limits.maxConnections
+        guard !isReserved || reservedCount < limits.reservedConnections else {
             logger.info("Refused a client: too many connections",
-                           metadata: ["connection.id": "\(id)", "limit": "\(limits.maxConnections)"])
+                           metadata: ["connection.id": "\(id)", "limit": "\(limits.maxConnections)",
+                                      "reserved": "\(limits.reservedConnections)"])
             connection.reject(RPCError(.limitExceeded, "too many connections (limit \(limits.maxConnections))",
                                        data: ["limit": "maxConnections", "value": .int(limits.maxConnections)]))
             return
         }
         openedCount += 1
-        logger.debug("Accepted connection", metadata: ["connection.id": "\(id)"])
+        if isReserved {
+            reservedCount += 1
+            connection.isReserved = true
+            logger.info("Accepted a client into the reserve: it may settle but not wait",
+                        metadata: ["connection.id": "\(id)", "reserved.open": "\(reservedCount)"])
+        } else {
+            logger.debug("Accepted connection", metadata: ["connection.id": "\(id)"])
+        }
         connection.open(handler: handler)
     }
 
@@ -137,6 +154,7 @@ final class ServerCore {
         connections[connection.connectionID] = nil
         if connection.wasOpened {
             openedCount -= 1
+            if connection.isReserved { reservedCount -= 1 }
             logger.debug("Connection closed", metadata: ["connection.id": "\(connection.connectionID)"])
         }
     }

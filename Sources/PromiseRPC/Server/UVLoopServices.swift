@@ -8,11 +8,31 @@ import Logging
 /// it, and lead a process group of their own (see ``ChildProcess``). When the
 /// daemon stops, ``terminateAll(graceMilliseconds:)`` signals every group
 /// still running.
+///
+/// A process that cannot start because the daemon (`EMFILE`) or the system
+/// (`ENFILE`) is out of file descriptors is tried again after
+/// ``spawnRetryMilliseconds`` (3.9 s in all), since descriptors come back
+/// as clients leave: with the connection table full, every `then … exec`
+/// step used to be rejected for good ("uv_spawn: too many open files") and
+/// stored so. Only when the last try fails too does `onExit` get status
+/// 127, as for a program that cannot start.
 final class UVLoopServices: LoopServices {
+    /// The waits before each new try of a spawn that ran out of descriptors.
+    static let spawnRetryMilliseconds: [UInt64] = [10, 20, 50, 100, 200, 500, 1_000, 2_000]
+
     private let loop: UVLoop
     private let logger: Logger
     private let environment: [String: String]
     private var running: [ObjectIdentifier: ChildProcess] = [:]
+    /// Processes waiting for a descriptor to start.
+    private var retrying: [ObjectIdentifier: SpawnRetry] = [:]
+    /// The waits between tries; tests shorten them.
+    var spawnRetryMilliseconds = UVLoopServices.spawnRetryMilliseconds
+    /// Starts a child: `ChildProcess.init`, unless a test fails it as a full table would.
+    var spawnChild: (UVLoop, ProcessSpec, [String], @escaping (ProcessOutcome) -> Void,
+                     @escaping (ChildProcess) -> Void) throws(UVError) -> ChildProcess = { loop, spec, environment, onExit, onFinished throws(UVError) in
+        try ChildProcess(loop: loop, spec: spec, environment: environment, onExit: onExit, onFinished: onFinished)
+    }
 
     init(loop: UVLoop, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.loop = loop
@@ -22,8 +42,8 @@ final class UVLoopServices: LoopServices {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Processes started and not yet finished.
-    var runningCount: Int { running.count }
+    /// Processes started and not yet finished, or waiting to start.
+    var runningCount: Int { running.count + retrying.count }
 
     func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
         let timer: UVTimer
@@ -44,14 +64,67 @@ final class UVLoopServices: LoopServices {
         var merged = environment
         merged.merge(spec.env) { _, new in new }
         let entries = merged.map { "\($0.key)=\($0.value)" }
-        let child = try ChildProcess(
-            loop: loop, spec: spec, environment: entries, onExit: onExit,
-            onFinished: { [weak self] child in
+        switch start(spec, entries, onExit: onExit) {
+        case .success(let child):
+            return child
+        case .failure(let error) where Self.isOutOfDescriptors(error):
+            let retry = SpawnRetry(spec: spec, onExit: onExit)
+            retrying[ObjectIdentifier(retry)] = retry
+            logger.info("Process waits for a file descriptor to start",
+                        metadata: ["argv0": "\(spec.argv.first ?? "")", "error": "\(error)"])
+            scheduleRetry(retry, entries, attempt: 0, error)
+            return retry
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    private func start(_ spec: ProcessSpec, _ entries: [String],
+                       onExit: @escaping (ProcessOutcome) -> Void) -> Result<ChildProcess, UVError> {
+        let child: ChildProcess
+        do {
+            child = try spawnChild(loop, spec, entries, onExit) { [weak self] child in
                 self?.running[ObjectIdentifier(child)] = nil
-            })
+            }
+        } catch {
+            return .failure(error)
+        }
         running[ObjectIdentifier(child)] = child
         logger.trace("Started process", metadata: ["pid": "\(child.pid)", "argv0": "\(spec.argv.first ?? "")"])
-        return child
+        return .success(child)
+    }
+
+    /// Tries `retry` again after the `attempt`th wait; after the last, ends
+    /// it as a program that could not start.
+    private func scheduleRetry(_ retry: SpawnRetry, _ entries: [String], attempt: Int, _ error: UVError) {
+        guard attempt < spawnRetryMilliseconds.count else {
+            retrying[ObjectIdentifier(retry)] = nil
+            retry.end(Self.notStarted(retry.spec, "\(error), still after \(attempt + 1) tries"))
+            return
+        }
+        retry.timer = schedule(afterMilliseconds: spawnRetryMilliseconds[attempt]) { [weak self, weak retry] in
+            guard let self, let retry, !retry.isOver else { return }
+            switch start(retry.spec, entries, onExit: { [weak retry] outcome in retry?.end(outcome) }) {
+            case .success(let child):
+                retrying[ObjectIdentifier(retry)] = nil
+                retry.child = child
+            case .failure(let error) where Self.isOutOfDescriptors(error):
+                scheduleRetry(retry, entries, attempt: attempt + 1, error)
+            case .failure(let error):
+                retrying[ObjectIdentifier(retry)] = nil
+                retry.end(Self.notStarted(retry.spec, "\(error)"))
+            }
+        }
+    }
+
+    private static func isOutOfDescriptors(_ error: UVError) -> Bool {
+        error.name == "EMFILE" || error.name == "ENFILE"
+    }
+
+    /// What a process that could not start ends with: 127, as a shell says
+    /// of a command it cannot run, and the reason as its stderr.
+    private static func notStarted(_ spec: ProcessSpec, _ reason: String) -> ProcessOutcome {
+        ProcessOutcome(exitStatus: 127, stderr: Array("cannot run \(spec.argv.first ?? ""): \(reason)".utf8))
     }
 
     /// SIGTERM to every running process group, SIGKILL after the grace period.
@@ -59,6 +132,7 @@ final class UVLoopServices: LoopServices {
         for child in running.values {
             child.terminate(graceMilliseconds: graceMilliseconds)
         }
+        endRetries()
     }
 
     /// SIGKILL to every process group still running.
@@ -66,8 +140,51 @@ final class UVLoopServices: LoopServices {
         for child in running.values {
             child.forceKill()
         }
+        endRetries()
+    }
+
+    /// Processes that never started end as if stopped by SIGTERM.
+    private func endRetries() {
+        let waiting = retrying.values
+        retrying = [:]
+        for retry in waiting { retry.terminate(graceMilliseconds: 0) }
     }
 }
+
+/// A process waiting for a file descriptor to start, as the registry sees
+/// it: `terminate` before the start ends it without running it.
+private final class SpawnRetry: RunningProcess {
+    let spec: ProcessSpec
+    var timer: (any ScheduledTimer)?
+    /// The process, once it started.
+    var child: ChildProcess?
+    private var onExit: ((ProcessOutcome) -> Void)?
+
+    init(spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) {
+        self.spec = spec
+        self.onExit = onExit
+    }
+
+    /// `onExit` has run.
+    var isOver: Bool { onExit == nil }
+
+    func terminate(graceMilliseconds: UInt64) {
+        if let child { return child.terminate(graceMilliseconds: graceMilliseconds) }
+        timer?.cancel()
+        timer = nil
+        end(ProcessOutcome(exitStatus: 128 + SIGTERM, signal: SIGTERM))
+    }
+
+    /// Runs `onExit` once.
+    func end(_ outcome: ProcessOutcome) {
+        guard let onExit else { return }
+        self.onExit = nil
+        onExit(outcome)
+    }
+}
+
+@available(*, unavailable)
+extension SpawnRetry: Sendable {}
 
 /// A ``UVTimer`` as the registry sees it: fires once, or never once cancelled.
 private final class OneShotTimer: ScheduledTimer {
