@@ -722,6 +722,9 @@ final class SimulationModel {
     /// The requests not answered yet (waits mostly).
     var unanswered: Int { outstanding.count }
 
+    /// Whether the request `rpcID` was answered (or dropped with its connection).
+    func isAnswered(_ rpcID: Int) -> Bool { outstanding[rpcID] == nil }
+
     /// A client closed: what it waited for is dropped.
     func closed(client: Int) {
         outstanding = outstanding.filter { $0.value.client != client }
