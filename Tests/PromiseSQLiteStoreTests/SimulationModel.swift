@@ -109,6 +109,8 @@ final class SimulationModel {
     private var known: [[UInt8]: Known] = [:]
     /// Ids in the order made, for picking.
     private(set) var order: [String] = []
+    /// Ids whose acknowledged value is large (tens of KB).
+    private var largeFulfilled: [String] = []
     /// Ids some combinator takes as an input.
     private var combinatorInputs: Set<[UInt8]> = []
     /// Unicode ids whose canonically equivalent twin (decomposed) has not been made yet.
@@ -342,8 +344,11 @@ final class SimulationModel {
         case 64..<72:
             return get(target)
         case 72..<75:
-            var params: JSONValue = ["limit": .int(random.int(1...(options.avoiding.contains(.unboundedListPages) ? 5 : 100)))]
-            if random.percent(50) { params = merged(params, ["state": .string(random.pick(["pending", "fulfilled", "rejected", "cancelled"]))]) }
+            let bounded = options.avoiding.contains(.unboundedListPages)
+            var params: JSONValue = ["limit": .int(bounded ? random.int(1...5) : random.int(20...100))]
+            if !bounded && random.percent(50) {
+                params = merged(params, ["state": "fulfilled"])
+            } else if random.percent(50) { params = merged(params, ["state": .string(random.pick(["pending", "fulfilled", "rejected", "cancelled"]))]) }
             if random.percent(30) { params = merged(params, ["prefix": .string(random.pick(["s1", "build/", "caf", "日本", "none"]))]) }
             return makeRequest("list", params, names: [])
         case 75..<77:
@@ -425,7 +430,10 @@ final class SimulationModel {
         let method = random.pick(["all", "all", "any", "race", "allSettled"])
         var ids = (0..<random.weighted([(1, 0), (6, random.int(1...4)), (2, random.int(5...12))]))
             .compactMap { _ in existingID() }
-        if random.percent(25), let repeated = existingID() {
+        if !options.avoiding.contains(.unboundedCombinatorValues) && !largeFulfilled.isEmpty && random.percent(30) {
+            // A large fulfilled value, many times over: the combinator settles at once, as large as them all.
+            ids += Array(repeating: random.pick(largeFulfilled), count: random.int(20...60))
+        } else if random.percent(25), let repeated = existingID() {
             ids += Array(repeating: repeated, count: random.weighted([(3, random.int(2...10)), (1, random.int(10...60))]))
             ids.shuffle(using: &random)
         }
@@ -460,7 +468,11 @@ final class SimulationModel {
             requests.append(head)
             parent = head.creates ?? ""
         }
-        for _ in 0..<random.weighted([(3, random.int(5...40)), (1, random.int(40...options.maxChainLength))]) {
+        var length = random.weighted([(3, random.int(5...40)), (1, random.int(40...options.maxChainLength))])
+        if options.avoiding.contains(.valueCopiedPerChild) && knownEntry(parent)?.big != false {
+            length = min(length, 20)
+        }
+        for _ in 0..<length {
             let link = then(parent: parent)
             requests.append(link)
             parent = link.creates ?? parent
@@ -690,6 +702,7 @@ final class SimulationModel {
             }
             return
         }
+        if let value = record["value"], value.serialized().count > 8_000 { largeFulfilled.append(id) }
         entry.settled = settlement
         entry.settledAt = record["settled"]?.intValue.map(Int64.init) ?? now()
         entry.settledStep = step

@@ -40,6 +40,12 @@ enum KnownDefect: String, CaseIterable, Sendable {
     /// after the registry is gone. Avoided (daemon variant): the clients
     /// close their connections before each SIGTERM.
     case leaseOpenAtStop = "lease-open-at-stop"
+    /// Issue 22, "Memory and disk, amplified" and item 5: every `then`
+    /// child of a fulfilled parent stores its own copy of the value, so a
+    /// chain of hundreds over a large value writes hundreds of copies (and
+    /// a restart loads them as separate copies). Avoided: chains longer than
+    /// 20 links never start from a promise that may hold a large value.
+    case valueCopiedPerChild = "value-copied-per-child"
 }
 
 /// What one simulation run does; everything a person may change to replay
@@ -61,6 +67,8 @@ struct SimulationOptions: Sendable {
     var maxAnswerBytes = 1 << 20
     /// Held promises may not pass this (`maxPromises` given to the registry or daemon).
     var maxPromises = 20_000
+    /// The store's files may not pass this (in process, checked at each restart).
+    var maxStoreBytes = 256 << 20
     /// Settled promises are collected this long after they settle (nil: no retention).
     var retainMilliseconds: Int64?
     /// No step (in process) or answer (daemon) may take longer: the bound on

@@ -16,6 +16,8 @@ struct SimulationRun {
         var cleanRestarts = 0
         var crashRestarts = 0
         var promisesAtEnd = 0
+        var largestStoreBytes = 0
+        var elapsed: Duration = .zero
         var longestStep: Duration = .zero
         var failures: [String] = []
     }
@@ -38,6 +40,7 @@ struct SimulationRun {
 
     func run() -> Summary {
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let began = ContinuousClock.now
         let clock = SimulationClock()
         let outbox = SimulationOutbox()
         let model = SimulationModel(options: options, now: { clock.now })
@@ -46,6 +49,12 @@ struct SimulationRun {
         let sweeper = options.clients
 
         func start() -> SimulationDaemon? {
+            let files = ["", "-wal"].map { directory + "/promises.sqlite3" + $0 }
+            let bytes = files.compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }.reduce(0, +)
+            summary.largestStoreBytes = max(summary.largestStoreBytes, bytes)
+            if bytes > options.maxStoreBytes {
+                model.fail("the store's files hold \(bytes) bytes, over the cap of \(options.maxStoreBytes)")
+            }
             do {
                 return try SimulationDaemon(directory: directory, limits: limits, retain: options.retainMilliseconds,
                                             clock: clock, outbox: outbox, clients: options.clients,
@@ -167,6 +176,7 @@ struct SimulationRun {
         summary.promisesAtEnd = daemon.registry.count
         daemon.crash()
         summary.failures = model.failures
+        summary.elapsed = ContinuousClock.now - began
         return summary
     }
 }

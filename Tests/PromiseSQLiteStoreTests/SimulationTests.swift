@@ -15,10 +15,10 @@ import Testing
 /// or scripts/simulation-soak.sh.
 @Suite("Simulation of the registry over the SQLite store")
 struct SimulationTests {
-    /// The CI seed set: 20 seeds from this base, 300 steps each.
+    /// The CI seed set: 20 seeds from this base, 200 steps each.
     static let baseSeed: UInt64 = 0x5113_0022
     static let ciSeeds = 20
-    static let ciSteps = 300
+    static let ciSteps = 200
 
     @Test("seeded random requests from several clients, with clean and crash restarts, keep every acknowledged change and answer valid JSON-RPC")
     func seededRunsKeepEveryAcknowledgedChange() async {
@@ -37,7 +37,8 @@ struct SimulationTests {
             print("Simulation seed \(summary.seed): \(summary.failures.isEmpty ? "ok" : "FAILED"), "
                 + "\(summary.steps) steps, \(summary.requests) requests, \(summary.messages) messages checked, "
                 + "\(summary.cleanRestarts) clean and \(summary.crashRestarts) crash restarts, "
-                + "\(summary.promisesAtEnd) promises at the end, longest step \(summary.longestStep)")
+                + "\(summary.promisesAtEnd) promises at the end, largest store \(summary.largestStoreBytes / 1024) KiB, "
+                + "longest step \(summary.longestStep), in \(summary.elapsed)")
         }
         let failures = summaries.flatMap(\.failures)
         print("Simulation: \(summaries.count) seeds × \(steps) steps in \(elapsed), \(failures.count) failed")
