@@ -28,11 +28,7 @@ struct SimulationDaemonTests {
         let summaries = await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: seeds.map { seed in
-                    var options = SimulationOptions(seed: seed, steps: steps)
-                    // Fewer restarts than in process: each costs a daemon start.
-                    options.cleanRestartPercent = 1
-                    options.crashRestartPercent = 1
-                    return SimulationDaemonRun(options: options).run()
+                    SimulationDaemonRun(options: SimulationOptions(seed: seed, steps: steps)).run()
                 })
             }
             thread.stackSize = 16 << 20

@@ -74,9 +74,11 @@ struct SimulationOptions: Sendable {
     /// No step (in process) or answer (daemon) may take longer: the bound on
     /// how long one client's request can hold up the others.
     var stallBound: Duration = .seconds(2)
-    /// Percent of steps that are a clean restart, and a crash (kill -9) restart.
-    var cleanRestartPercent = 2
-    var crashRestartPercent = 2
+    /// Percent of steps that are a clean restart, and a crash (kill -9)
+    /// restart. Each restart sweeps every record once or twice: in process,
+    /// half the run's time at 2% each.
+    var cleanRestartPercent = 1
+    var crashRestartPercent = 1
     /// Longest `then` chain made by one step, and longest `any` chain.
     var maxChainLength = 300
     var maxAnyChainLength = 200
