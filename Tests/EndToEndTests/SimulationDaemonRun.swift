@@ -307,6 +307,10 @@ struct SimulationDaemonRun {
                 }
                 restart(clean: false, before: nil)
             }
+            if !model.hasFailed, let check = model.spotCheck(client: sweeper) {
+                sockets[sweeper].send(check.bytes)
+                awaitAnswers(check, sent: .now)
+            }
             for client in sockets.indices { readAvailable(client) }
             if let pid = daemon.pid, let rss = Self.residentKiB(pid) {
                 summary.largestRSSKiB = max(summary.largestRSSKiB, rss)

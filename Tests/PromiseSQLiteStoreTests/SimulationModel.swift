@@ -229,6 +229,20 @@ final class SimulationModel {
         return register(SimulationLine(client: client, requests: [request], isBatch: false), client: client)
     }
 
+    /// After every step: a batch of `get`s, from `client` (the sweeper), of
+    /// up to four promises a delivered answer showed; each must still be
+    /// there (unless it may be gone) with its acknowledged settlement.
+    func spotCheck(client: Int) -> SimulationLine? {
+        let ids = (0..<4).compactMap { _ -> String? in
+            guard !order.isEmpty else { return nil }
+            let id = order[random.int(0..<order.count)]
+            return knownEntry(id)?.acknowledged == true ? id : nil
+        }
+        guard !ids.isEmpty else { return nil }
+        let requests = ids.map { makeRequest("get", ["id": .string($0)], names: [$0]) }
+        return register(SimulationLine(client: client, requests: requests, isBatch: true), client: client)
+    }
+
     private func register(_ line: SimulationLine, client: Int) -> SimulationLine {
         let batch = line.isBatch ? line.requests.map(\.rpcID) : nil
         for request in line.requests {
@@ -469,8 +483,9 @@ final class SimulationModel {
             parent = head.creates ?? ""
         }
         var length = random.weighted([(3, random.int(5...40)), (1, random.int(40...options.maxChainLength))])
-        if options.avoiding.contains(.valueCopiedPerChild) && knownEntry(parent)?.big != false {
-            length = min(length, 20)
+        // Every link copies the parent's value or reason, and the batch answer carries every copy.
+        if options.avoiding.contains(.valueCopiedPerChild), knownEntry(parent).map({ $0.big || $0.bound > 2_000 }) ?? true {
+            length = min(length, 10)
         }
         for _ in 0..<length {
             let link = then(parent: parent)

@@ -164,6 +164,12 @@ struct SimulationRun {
                 model.verifyRestart(records: sweep(daemon), before: nil)
             }
             let elapsed = ContinuousClock.now - started
+            if !model.hasFailed, let check = model.spotCheck(client: sweeper) {
+                daemon.dispatcher.handle(line: check.bytes, from: daemon.peers[sweeper])
+                daemon.settle()
+                deliver()
+                model.expectAnswered([check])
+            }
             summary.longestStep = max(summary.longestStep, elapsed)
             if daemon.registry.count > options.maxPromises {
                 model.fail("\(daemon.registry.count) promises held, over the cap of \(options.maxPromises)")
