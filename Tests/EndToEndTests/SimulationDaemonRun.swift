@@ -299,7 +299,9 @@ struct SimulationDaemonRun {
             case .advanceClock(let milliseconds):
                 Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_200)) / 4_000)
             case .restart(let clean):
-                restart(clean: clean, before: clean ? sweep() : nil)
+                // Between turns nothing is in flight: a kill -9 keeps what the sweep reads
+                // (timers that fire meanwhile settle for documented reasons).
+                restart(clean: clean, before: sweep())
             case .crashDuringTurn(let lines):
                 for line in lines {
                     summary.requests += line.requests.count

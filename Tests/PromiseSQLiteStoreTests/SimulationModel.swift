@@ -774,10 +774,11 @@ final class SimulationModel {
     }
 
     /// After a restart, with every record the daemon now holds (and, for a
-    /// clean restart, every record it held just before): every acknowledged
-    /// settlement is there, unchanged; every acknowledged promise is there
-    /// unless it may have been forgotten or collected; a promise pending
-    /// before a clean restart is pending, or settled for a documented reason.
+    /// restart between turns, clean or kill -9, every record it held just
+    /// before): every acknowledged settlement is there, unchanged; every
+    /// acknowledged promise is there unless it may have been forgotten or
+    /// collected; a promise pending before is pending, or settled for a
+    /// documented reason.
     func verifyRestart(records: [[UInt8]: JSONValue], before: [[UInt8]: JSONValue]?) {
         for id in order {
             let key = Self.key(id)
@@ -798,7 +799,7 @@ final class SimulationModel {
         }
     }
 
-    /// A promise pending before a clean restart and settled after it: only
+    /// A promise pending before a restart and settled after it: only
     /// its lease, its timeout, a settlement that came down its links, or a
     /// quarantined input may explain it.
     private func checkSettledByRestart(_ id: String, entry: Known, record: JSONValue,
@@ -817,7 +818,7 @@ final class SimulationModel {
             return before[key]?["state"] == "pending" && after[key]?["state"] != "pending"
         }
         if linkSettledByRestart && !message.hasPrefix("cannot be restored") { return }
-        fail("\(id) was pending before a clean restart and is \(Self.settlement(record).description.prefix(300)) after it, for no documented reason")
+        fail("\(id) was pending before a restart and is \(Self.settlement(record).description.prefix(300)) after it, for no documented reason")
     }
 
     static func show(_ bytes: [UInt8], limit: Int = 400) -> String {

@@ -143,12 +143,14 @@ struct SimulationRun {
                 daemon = next
                 model.verifyRestart(records: sweep(daemon), before: before)
             case .restart(clean: false):
+                // Between turns nothing is in flight: what the sweep reads is what the crash keeps.
+                let before = sweep(daemon)
                 daemon.crash()
                 model.stopped()
                 summary.crashRestarts += 1
                 guard let next = start() else { break }
                 daemon = next
-                model.verifyRestart(records: sweep(daemon), before: nil)
+                model.verifyRestart(records: sweep(daemon), before: before)
             case .crashDuringTurn(let lines):
                 for line in lines {
                     summary.requests += line.requests.count
