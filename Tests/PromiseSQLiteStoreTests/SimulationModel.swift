@@ -623,7 +623,8 @@ final class SimulationModel {
             case -32005 where request.method == "wait" && request.params["timeoutMs"] != nil:
                 return
             default:
-                return fail("\(request.method) \(Self.show(request.params.serialized(), limit: 300)) was answered with an error it should not get: \(message.description.prefix(600))")
+                let twin = request.creates.map { $0.unicodeScalars.allSatisfy(\.isASCII) ? "" : " (its id: \(Self.codePoints($0)))" } ?? ""
+                return fail("\(request.method) \(Self.show(request.params.serialized(), limit: 300))\(twin) was answered with an error it should not get: \(message.description.prefix(600))")
             }
         }
         guard let result = object["result"] else { return }
@@ -819,6 +820,11 @@ final class SimulationModel {
         }
         if linkSettledByRestart && !message.hasPrefix("cannot be restored") { return }
         fail("\(id) was pending before a restart and is \(Self.settlement(record).description.prefix(300)) after it, for no documented reason")
+    }
+
+    /// `id` with every non-ASCII code point written `\u{…}`: canonically equivalent ids look alike.
+    static func codePoints(_ id: String) -> String {
+        id.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
     }
 
     static func show(_ bytes: [UInt8], limit: Int = 400) -> String {

@@ -46,6 +46,18 @@ struct SimulationTests {
         #expect(summaries.reduce(0) { $0 + $1.cleanRestarts + $1.crashRestarts } > 0 || steps < 50)
     }
 
+    @Test("a seed replays the same run: the same requests, messages, restarts and promises")
+    func aSeedReplaysTheSameRun() async {
+        let runs = await Self.onOwnThread {
+            (0..<2).map { _ in SimulationRun(options: SimulationOptions(seed: Self.baseSeed &+ 4, steps: 120)).run() }
+        }
+        #expect(runs[0].failures.isEmpty && runs[1].failures.isEmpty, "\(runs.flatMap(\.failures))")
+        #expect(runs[0].requests == runs[1].requests)
+        #expect(runs[0].messages == runs[1].messages)
+        #expect(runs[0].cleanRestarts == runs[1].cleanRestarts && runs[0].crashRestarts == runs[1].crashRestarts)
+        #expect(runs[0].promisesAtEnd == runs[1].promisesAtEnd)
+    }
+
     static func run(_ seeds: [UInt64], steps: Int) -> [SimulationRun.Summary] {
         seeds.map { seed in SimulationRun(options: SimulationOptions(seed: seed, steps: steps)).run() }
     }
