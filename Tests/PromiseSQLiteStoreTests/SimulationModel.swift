@@ -359,7 +359,7 @@ final class SimulationModel {
             return get(target)
         case 72..<75:
             let bounded = options.avoiding.contains(.unboundedListPages)
-            var params: JSONValue = ["limit": .int(bounded ? random.int(1...5) : random.int(20...100))]
+            var params: JSONValue = ["limit": .int(bounded ? random.int(1...5) : random.int(100...1_000))]
             if !bounded && random.percent(50) {
                 params = merged(params, ["state": "fulfilled"])
             } else if random.percent(50) { params = merged(params, ["state": .string(random.pick(["pending", "fulfilled", "rejected", "cancelled"]))]) }

@@ -30,7 +30,7 @@ enum KnownDefect: String, CaseIterable, Sendable {
     case canonicallyEquivalentIDs = "canonically-equivalent-ids"
     /// Issue 22, item 1: a `list` page holds up to `limit` whole records, so
     /// a page over large values passes the line limit. Avoided: `list`
-    /// limits above 5.
+    /// limits above 5 (included: 100 to 1,000, half of them of fulfilled promises).
     case unboundedListPages = "unbounded-list-pages"
     /// Found by this simulation (seed 57194774562 of the daemon variant, 10
     /// steps): SIGTERM while a connection that created a pending `lease: true`
