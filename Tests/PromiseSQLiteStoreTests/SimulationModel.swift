@@ -701,7 +701,9 @@ final class SimulationModel {
         entry.acknowledged = true
         entry.uncertain = false
         if state == "pending" {
-            if let settled = entry.settled {
+            // A step's messages are not ordered against the order its requests ran in: a batch
+            // answer (a progress run before the resolve) can come after the `settled` notification.
+            if let settled = entry.settled, entry.settledStep < step || context == "after restart" {
                 return fail("\(context): \(id) is pending, but its settlement \(settled.description.prefix(200)) was acknowledged")
             }
             entry.lastSeenPendingAt = now()
