@@ -32,8 +32,8 @@ enum KnownDefect: String, CaseIterable, Sendable {
     /// a page over large values passes the line limit. Avoided: `list`
     /// limits above 5 (included: 100 to 1,000, half of them of fulfilled promises).
     case unboundedListPages = "unbounded-list-pages"
-    /// Found by this simulation (seed 57194774562 of the daemon variant, 10
-    /// steps): SIGTERM while a connection that created a pending `lease: true`
+    /// Found by this simulation (daemon variant, seed 57194774563, step 16;
+    /// reproduced alone by SimulationFindingsTests): SIGTERM while a connection that created a pending `lease: true`
     /// promise is still open aborts the daemon (status 134, "Attempted to read
     /// an unowned reference but object … was already destroyed"): closing the
     /// connection at shutdown expires the lease, a change the journal cuts
