@@ -62,7 +62,7 @@ while :; do
         grep -E '^Simulation(Daemon)? seed [0-9]+:' "$log" | sed "s/^/$filter: /" || true
         if [ "$status" -ne 0 ]; then
             echo "simulation-soak: FAILED in $filter after $ran seeds:" >&2
-            grep -E '^  seed [0-9]+, step|^    replay:' "$log" >&2 || tail -40 "$log" >&2
+            grep -E '^  seed [0-9]+, step|^    replay:|^      Fatal|^    daemon log' "$log" >&2 || tail -40 "$log" >&2
             failed=$(grep -oE '^Simulation(Daemon)? seed [0-9]+: FAILED' "$log" | head -1 | grep -oE '[0-9]+' || true)
             echo "simulation-soak: replay with ${SIMULATION_INCLUDE:+SIMULATION_INCLUDE=$SIMULATION_INCLUDE }SIMULATION_SEED=${failed:-$seed} SIMULATION_STEPS=$steps swift test --filter $filter" >&2
             exit 1

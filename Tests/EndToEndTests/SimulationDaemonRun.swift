@@ -228,8 +228,17 @@ struct SimulationDaemonRun {
                 // The old connection closes as the new one opens.
                 sockets[client] = (try? SimulationSocket(path: daemon.socketPath)) ?? sockets[client]
             }
-            // Let the daemon commit the expired leases before the signal.
-            Thread.sleep(forTimeInterval: 0.05)
+            // Wait until the daemon has closed the old connections (and so expired their
+            // leases): `info` counts the new ones and at most the probe's besides.
+            for _ in 0..<250 where !model.hasFailed {
+                let line = model.makeLine(client: sweeper, method: "info", params: [:])
+                sockets[sweeper].send(line.bytes)
+                awaitAnswers(line, sent: .now, isSweep: true)
+                let open = model.sweepResults[line.requests[0].rpcID]?["connections"]?.intValue ?? 0
+                if open <= sockets.count + 1 { return }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            model.fail("the daemon did not close the clients' old connections within 5 s")
         }
 
         func sweep() -> [[UInt8]: JSONValue] {
