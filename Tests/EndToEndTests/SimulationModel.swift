@@ -1,0 +1,1 @@
+../PromiseSQLiteStoreTests/SimulationModel.swift

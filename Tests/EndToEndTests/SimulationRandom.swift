@@ -1,0 +1,1 @@
+../PromiseSQLiteStoreTests/SimulationRandom.swift

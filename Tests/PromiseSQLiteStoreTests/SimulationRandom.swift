@@ -1,0 +1,50 @@
+/// SplitMix64 (Steele, Lea and Flood, 2014), as in the framer fuzzer
+/// (Tests/PromiseRPCTests/FuzzSupportRandom.swift): a simulation failure is
+/// only useful when its seed replays it, and the standard library's
+/// generator cannot be seeded.
+///
+/// Shared with Tests/EndToEndTests (a symbolic link), so that the daemon
+/// variant draws from the same generator.
+struct SimulationRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// An integer in `range` (not empty); the modulo bias is negligible here.
+    mutating func int(_ range: Range<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+
+    /// True with probability `percent`/100.
+    mutating func percent(_ percent: Int) -> Bool {
+        int(0..<100) < percent
+    }
+
+    mutating func pick<T>(_ choices: [T]) -> T {
+        choices[int(0..<choices.count)]
+    }
+
+    /// One of `choices`, each drawn with its weight.
+    mutating func weighted<T>(_ choices: [(weight: Int, value: T)]) -> T {
+        var roll = int(0..<choices.reduce(0) { $0 + $1.weight })
+        for choice in choices {
+            if roll < choice.weight { return choice.value }
+            roll -= choice.weight
+        }
+        return choices[choices.count - 1].value
+    }
+}
