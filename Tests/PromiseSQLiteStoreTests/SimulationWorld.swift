@@ -140,8 +140,9 @@ final class SimulationStore: PromiseStore, @unchecked Sendable {  // `lock` guar
         return store
     }
 
-    func load() throws -> [StoredPromise] { try open().load() }
-    func commit(_ batch: StoreBatch) throws { try open().commit(batch) }
+    func load() throws -> StoreContents { try open().load() }
+    @discardableResult
+    func commit(_ batch: StoreBatch) throws -> [UnstorableChange] { try open().commit(batch) }
     func close() { lock.withLock { store = nil } }
 }
 
@@ -162,7 +163,7 @@ final class SimulationDaemon {
         let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
         loop = SimulationLoop(clock: clock)
         store = SimulationStore(try SQLitePromiseStore(directory: directory))
-        let loaded: [StoredPromise]
+        let loaded: StoreContents
         do {
             loaded = try store.load()
         } catch {

@@ -104,7 +104,12 @@ public final class Registry {
     }
 
     /// Forgets a connection: its waiters are dropped, its subscriptions
-    /// removed, and the pending promises it leased are rejected.
+    /// removed, and the pending promises it leased are rejected — unless the
+    /// daemon is stopping: then the connection closes because the daemon
+    /// does, the store has been flushed for the last time, and the restart
+    /// ends those leases ("lease expired: the daemon restarted"). Rejected
+    /// here, they were changes made after the last flush, cut after the
+    /// registry was gone (the daemon aborted on SIGTERM with a lease open).
     func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
         forgetUncreatedWatches(of: session, connectionID)
@@ -115,6 +120,7 @@ public final class Registry {
             waiter.timer?.cancel()
             removeWaiter(waiter)
         }
+        guard !isStopping else { return }
         for id in session.leases.sorted() {
             guard let entry = entries[id] else { continue }
             let rejection = RemoteRejection(
