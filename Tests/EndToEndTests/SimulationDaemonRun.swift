@@ -155,7 +155,8 @@ struct SimulationDaemonRun {
         let model = SimulationModel(options: options, now: { Int64(E2E.nowMilliseconds()) })
         // The daemon's clock is real: its timers and retention run a little late.
         model.clockSlack = 1_500
-        var arguments = ["--max-promises", "\(options.maxPromises)", "--log-level", "error"]
+        var arguments = ["--max-promises", "\(options.maxPromises)", "--max-value-bytes", "\(options.maxValueBytes)",
+                         "--log-level", "error"]
         if let retain = options.retainMilliseconds { arguments += ["--retain", "\(retain)ms"] }
         let daemon: E2EDurableDaemon
         do {

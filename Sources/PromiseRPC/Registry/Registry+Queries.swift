@@ -23,9 +23,9 @@ extension Registry {
     /// cursor is opaque; pass it back to get the next page; null means done.
     /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
     /// so a page may come back short (even empty) with a cursor: only a null
-    /// cursor says that nothing more matches. A page also ends once its
-    /// records pass `maxValueBytes` (with at least one record), so that a
-    /// page of large values is as bounded as one value. The prefix is
+    /// cursor says that nothing more matches. A page also ends before its
+    /// records would pass `maxValueBytes` (it holds at least one), so that a
+    /// page of large values is as bounded as one record. The prefix is
     /// compared byte for byte.
     func list(_ params: RPCParams) throws(RPCError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
@@ -52,14 +52,21 @@ extension Registry {
             // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
             if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { continue }
             if let state, entry.state != state { continue }
-            if page.count == limit || pageBytes > limits.maxValueBytes {
-                // One more match exists: the page is full and another follows.
+            // One more match exists: when the page is full, or this record
+            // would take it past the bound, another page follows.
+            var bytes = 0
+            var made: JSONValue?
+            if page.count < limit {
+                let record = record(entry)
+                bytes = record.serializedByteCount(upTo: limits.maxValueBytes - pageBytes + 1) + 1
+                if page.isEmpty || pageBytes + bytes <= limits.maxValueBytes { made = record }
+            }
+            guard let made else {
                 next = .string(String(entry.sequence - 1))
                 break
             }
-            let record = record(entry)
-            pageBytes += record.serializedByteCount(upTo: limits.maxValueBytes - pageBytes + 1) + 1
-            page.append(record)
+            pageBytes += bytes
+            page.append(made)
         }
         // Stopped by the allowance, not by a full page: go on after the last one looked at.
         if next == .null && index < order.count && index == end {
