@@ -10,8 +10,10 @@ extension PromiseCtl {
                 When ID settles as --on asks (fulfilled by default), the daemon runs CMD in \
                 a process group of its own, in the current directory, with ID's value as \
                 JSON on stdin. Exit 0 fulfils the child with CMD's stdout (as JSON if it \
-                parses, else as a string); another status rejects it with code = the status \
-                and message = the end of stderr. Without CMD the child settles as ID does. \
+                parses, else as a string); stdout longer than the daemon's \
+                maxProcessOutputBytes (1 MiB unless promised --max-process-output-bytes says \
+                otherwise) rejects it instead, code -32004. Another status rejects it with \
+                code = the status and message = the end of stderr. Without CMD the child settles as ID does. \
                 Prints the child's id. Cancelling the child stops CMD (TERM, then KILL).
 
                 Example:
