@@ -51,4 +51,35 @@ struct PromiseCtlRoughEdgesTests {
             }
         }
     }
+
+    @Test("forget drops settled promises and says on stderr which ids it kept and why: exit 5 when one was kept, 4 for an unknown id")
+    func forgetReportsWhatItKept() throws {
+        try E2EDaemon.with { daemon in
+            for id in ["done", "pend", "fin", "fin2"] { _ = try daemon.ctl("create", id) }
+            for id in ["done", "fin", "fin2"] { _ = try daemon.ctl("resolve", id, "1") }
+            _ = try daemon.ctl("all", "done", "pend", "--id", "both")
+            let kept = try daemon.ctl("forget", "done", "pend", "ghost", "fin", "fin")
+            #expect(kept.status == 5, "\(kept)")
+            #expect(kept.stdout == "")
+            #expect(kept.stderr == """
+                promisectl: done is needed by a pending promise (a then child or a combinator): not forgotten; \
+                forget it once that has settled
+                promisectl: pend is pending: not forgotten
+                promisectl: no such promise: ghost
+
+                """)
+            #expect(try daemon.ctl("get", "fin").status == 4)
+            #expect(try daemon.ctl("get", "done").stdout == "fulfilled 1\n")
+            let unknown = try daemon.ctl("forget", "fin2", "ghost")
+            #expect(unknown.status == 4, "\(unknown)")
+            #expect(unknown.stderr == "promisectl: no such promise: ghost\n")
+            let clean = try daemon.ctl("forget", "both", "done")
+            #expect(clean.status == 5, "both is still pending: \(clean)")
+            _ = try daemon.ctl("resolve", "pend", "2")
+            let all = try daemon.ctl("forget", "both", "done", "pend")
+            #expect(all.status == 0, "\(all)")
+            #expect(all.stderr == "")
+            #expect(try daemon.ctl("create", "done").status == 0, "a forgotten id may be created again")
+        }
+    }
 }
