@@ -82,4 +82,23 @@ struct PromiseCtlRoughEdgesTests {
             #expect(try daemon.ctl("create", "done").status == 0, "a forgotten id may be created again")
         }
     }
+
+    @Test("--socket is accepted before the subcommand as well as after it")
+    func socketBeforeSubcommand() throws {
+        try E2EDaemon.with { daemon in
+            let elsewhere = ["PROMISED_SOCKET": daemon.directory + "/nothing-here.sock"]
+            let before = try E2ECommand.run(
+                E2EBinaries.promisectl, ["--socket", daemon.socketPath, "create", "a"], environment: elsewhere)
+            #expect(before.status == 0, "\(before)")
+            #expect(before.stdout == "a\n")
+            let equals = try E2ECommand.run(
+                E2EBinaries.promisectl, ["--socket=" + daemon.socketPath, "get", "a"], environment: elsewhere)
+            #expect(equals.stdout == "pending\n", "\(equals)")
+            let after = try E2ECommand.run(
+                E2EBinaries.promisectl, ["get", "a", "--socket", daemon.socketPath], environment: elsewhere)
+            #expect(after.stdout == "pending\n", "\(after)")
+            let unreachable = try E2ECommand.run(E2EBinaries.promisectl, ["info"], environment: elsewhere)
+            #expect(unreachable.status == 69, "without --socket the environment's socket is used: \(unreachable)")
+        }
+    }
 }
