@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseRPC
 
 /// `promisectl`: the command-line client of the `promised` daemon.
 @main
@@ -27,7 +28,7 @@ struct PromiseCtl: ParsableCommand {
               promisectl wait build/lib --timeout 900 && echo built
               promisectl --socket /tmp/p.sock forget build/lib
             """,
-        version: "0.1.0",
+        version: PromiseProtocol.daemonVersion,
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,

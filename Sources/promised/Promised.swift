@@ -32,7 +32,8 @@ struct Promised: ParsableCommand {
               promised --in-memory --retain 10m
               promised --socket /tmp/p.sock --log-level debug
               echo '{"jsonrpc":"2.0","id":1,"method":"info"}' | socat - UNIX-CONNECT:/tmp/p.sock
-            """)
+            """,
+        version: PromiseProtocol.daemonVersion)
 
     @Option(help: ArgumentHelp("The Unix socket to listen on.", valueName: "path"))
     var socket: String?

@@ -101,4 +101,13 @@ struct PromiseCtlRoughEdgesTests {
             #expect(unreachable.status == 69, "without --socket the environment's socket is used: \(unreachable)")
         }
     }
+
+    @Test("promised --version and promisectl --version print the version and exit 0")
+    func versions() throws {
+        for binary in [E2EBinaries.promised, E2EBinaries.promisectl] {
+            let result = try E2ECommand.run(binary, ["--version"])
+            #expect(result.status == 0, "\(binary): \(result)")
+            #expect(result.stdout == PromiseProtocol.daemonVersion + "\n", "\(binary)")
+        }
+    }
 }
