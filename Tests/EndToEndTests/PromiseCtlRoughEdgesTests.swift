@@ -110,4 +110,22 @@ struct PromiseCtlRoughEdgesTests {
             #expect(result.stdout == PromiseProtocol.daemonVersion + "\n", "\(binary)")
         }
     }
+
+    @Test("examples/README.md names only build paths that make run (README's command) builds")
+    func examplesReadmeNamesBuiltPaths() throws {
+        let root = E2EBinaries.packageRoot
+        let readme = try String(contentsOf: root.appendingPathComponent("examples/README.md"), encoding: .utf8)
+        let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
+        // `make run` depends on `release`, which builds these products with -c release.
+        #expect(makefile.contains("\nrun: release\n"))
+        let released = makefile.split(separator: "\n")
+            .filter { $0.contains("build -c release --product ") }
+            .compactMap { $0.split(separator: " ").last.map { ".build/release/\($0)" } }
+        #expect(Set(released) == [".build/release/promised", ".build/release/promisectl"])
+        let named = readme.matches(of: /\.build\/[A-Za-z0-9_.\/-]*[A-Za-z0-9_]/).map { String($0.output) }
+        #expect(!named.isEmpty)
+        for path in named {
+            #expect(released.contains(path), "examples/README.md names \(path), which make run does not build")
+        }
+    }
 }
