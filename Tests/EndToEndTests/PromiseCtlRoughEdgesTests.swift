@@ -128,4 +128,35 @@ struct PromiseCtlRoughEdgesTests {
             #expect(released.contains(path), "examples/README.md names \(path), which make run does not build")
         }
     }
+
+    @Test("then runs CMD with the caller's environment and directory; --daemon-env uses the daemon's; PROMISE_ID stays the daemon's")
+    func thenRunsWithCallersEnvironment() throws {
+        try E2EDaemon.with(extraArguments: ["--max-line-bytes", "65536"]) { daemon in
+            let folder = daemon.directory + "/caller"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            let script = #"printf '%s|%s|%s' "${CALLER_ONLY:-unset}" "$PWD" "$PROMISE_ID""#
+            // A shell in `folder` with a variable the daemon does not have, and a stale PROMISE_ID.
+            func then(_ arguments: [String], environment: [String: String]) throws -> E2ECommandResult {
+                let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+                return try E2ECommand.run(
+                    "/bin/sh", ["-c", "cd '\(folder)' && exec '\(E2EBinaries.promisectl)' " + quoted.joined(separator: " ")],
+                    environment: ["PROMISED_SOCKET": daemon.socketPath, "PROMISE_ID": "stale"].merging(environment) { _, new in new })
+            }
+            _ = try daemon.ctl("create", "p")
+            let caller = try then(["then", "p", "--id", "c1", "--", "sh", "-c", script], environment: ["CALLER_ONLY": "from-caller"])
+            #expect(caller.status == 0, "\(caller)")
+            let daemonEnv = try then(
+                ["then", "p", "--id", "c2", "--daemon-env", "--", "sh", "-c", script], environment: ["CALLER_ONLY": "from-caller"])
+            #expect(daemonEnv.status == 0, "\(daemonEnv)")
+            let tooLarge = try then(
+                ["then", "p", "--id", "c3", "--", "true"], environment: ["CALLER_ONLY": String(repeating: "x", count: 70_000)])
+            #expect(tooLarge.status == 64, "\(tooLarge)")
+            #expect(tooLarge.stderr.hasPrefix("promisectl: the request, with this shell's environment ("))
+            #expect(tooLarge.stderr.contains("promised --max-line-bytes sets it); pass --daemon-env"))
+            _ = try daemon.ctl("resolve", "p", "1")
+            #expect(try daemon.ctl("wait", "c1", "--raw").stdout == "from-caller|\(folder)|p\n")
+            #expect(try daemon.ctl("wait", "c2", "--raw").stdout == "unset|\(folder)|p\n")
+            #expect(try daemon.ctl("get", "c3").status == 4, "nothing was made")
+        }
+    }
 }
