@@ -17,7 +17,7 @@ extension PromiseCtl {
 
                 Example:
                   promisectl forget build/lib build/app
-                  promisectl list --prefix build/ --state fulfilled | cut -f1 | xargs promisectl forget
+                  promisectl list --state fulfilled | cut -f1 | xargs promisectl forget
                 """)
 
         @OptionGroup var connection: ConnectionOptions

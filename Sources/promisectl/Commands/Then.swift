@@ -26,8 +26,8 @@ extension PromiseCtl {
 
                 Example:
                   promisectl then build/lib --id build/test -- make test
-                  CC=clang promisectl then build/lib --id build/app -- sh -c '$CC -o app main.c'
-                  promisectl then build/all --on rejected --daemon-env -- sh -c 'cat > failure.json'
+                  CC=clang promisectl then src --id app -- sh -c '$CC -o app main.c'
+                  promisectl then build/all --on rejected --daemon-env -- ./report.sh
                 """)
 
         enum Trigger: String, ExpressibleByArgument, CaseIterable {
