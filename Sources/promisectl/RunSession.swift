@@ -31,6 +31,7 @@ final class RunSession {
     private var cancelled = false
     private var killDeadline: ContinuousClock.Instant?
     private var daemonGone = false
+    private var askedLimits: JSONValue??
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration) {
         self.client = client
@@ -204,10 +205,11 @@ final class RunSession {
     /// Stdout over the daemon's `maxProcessOutputBytes` rejects the step even
     /// though its command succeeded, as it does a `then … exec` step.
     private func stdoutOverLimit() -> RemoteRejection? {
-        guard capturedOverflow || captured.count > 65_536 else { return nil }
-        let limit = (try? daemonLimits()?["maxProcessOutputBytes"]?.intValue) ?? DaemonLimits().maxProcessOutputBytes
-        guard capturedOverflow || captured.count > min(limit, maxCapturedBytes) else { return nil }
-        return .stdoutTooLarge(limit: min(limit, maxCapturedBytes))
+        guard capturedOverflow || !captured.isEmpty else { return nil }
+        let limit = min(daemonLimits()?["maxProcessOutputBytes"]?.intValue ?? DaemonLimits().maxProcessOutputBytes,
+                        maxCapturedBytes)
+        guard capturedOverflow || captured.count > limit else { return nil }
+        return .stdoutTooLarge(limit: limit)
     }
 
     /// Says on stderr why a command that succeeded fails its step, and rejects it with `reason`.
@@ -231,7 +233,7 @@ final class RunSession {
             switch outcome {
             case .fulfilled(let value):
                 let size = value.serialized().count
-                if size > 65_536, let limit = try daemonLimits()?["maxLineBytes"]?.intValue, size + 1_024 > limit {
+                if !captured.isEmpty, let limit = daemonLimits()?["maxLineBytes"]?.intValue, size + 1_024 > limit {
                     // Under maxProcessOutputBytes, but escaped as JSON it does not fit in one request.
                     settle(rejecting(RemoteRejection(
                         code: RPCError.Code.limitExceeded.rawValue,
@@ -251,7 +253,12 @@ final class RunSession {
         }
     }
 
-    private func daemonLimits() throws -> JSONValue? {
-        try client.call("info")["limits"]
+    /// The daemon's limits, asked once, and only when the command wrote to stdout;
+    /// nil when the daemon does not answer.
+    private func daemonLimits() -> JSONValue? {
+        if let askedLimits { return askedLimits }
+        let limits = try? client.call("info")["limits"]
+        askedLimits = .some(limits)
+        return limits
     }
 }

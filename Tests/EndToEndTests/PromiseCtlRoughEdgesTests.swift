@@ -52,6 +52,27 @@ struct PromiseCtlRoughEdgesTests {
         }
     }
 
+    @Test("under --max-process-output-bytes 1000, 1000 bytes of stdout fulfil a run step and 1001 reject a run and a then step")
+    func stdoutLimitFlagBoundsRunAndThen() throws {
+        try E2EDaemon.with(extraArguments: ["--max-process-output-bytes", "1000"]) { daemon in
+            func bytes(_ count: Int) -> String { "head -c \(count) /dev/zero | tr '\\0' a" }
+            #expect(try daemon.ctl("run", "fits", "--", "sh", "-c", bytes(1000)).status == 0)
+            #expect(try daemon.ctl("get", "fits").stdout == "fulfilled \"" + String(repeating: "a", count: 1000) + "\"\n")
+            let over = try daemon.ctl("run", "over", "--", "sh", "-c", bytes(1001))
+            #expect(over.status == 0, "\(over)")
+            #expect(over.stderr.hasPrefix("promisectl: rejecting over although sh exited 0: stdout was larger than 1000 bytes"))
+            _ = try daemon.ctl("create", "p")
+            _ = try daemon.ctl("then", "p", "--id", "by-then", "--", "sh", "-c", bytes(1001))
+            _ = try daemon.ctl("resolve", "p", "1")
+            #expect(try daemon.ctl("wait", "by-then", "--timeout", "20").status == 1)
+            let client = try daemon.client()
+            defer { client.close() }
+            let reasons = try ["over", "by-then"].map { try E2E.record(client.call("get", ["id": .string($0)])).reason }
+            #expect(reasons[0] == RemoteRejection.stdoutTooLarge(limit: 1000).json)
+            #expect(reasons[1] == reasons[0])
+        }
+    }
+
     @Test("forget drops settled promises and says on stderr which ids it kept and why: exit 5 when one was kept, 4 for an unknown id")
     func forgetReportsWhatItKept() throws {
         try E2EDaemon.with { daemon in
