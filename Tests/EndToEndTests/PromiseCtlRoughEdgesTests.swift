@@ -150,7 +150,7 @@ struct PromiseCtlRoughEdgesTests {
         }
     }
 
-    @Test("then runs CMD with the caller's environment and directory; --daemon-env uses the daemon's; PROMISE_ID stays the daemon's")
+    @Test("then runs CMD with the caller's environment and directory (a relative --cwd from there); --daemon-env uses the daemon's; PROMISE_ID stays the daemon's")
     func thenRunsWithCallersEnvironment() throws {
         try E2EDaemon.with(extraArguments: ["--max-line-bytes", "65536"]) { daemon in
             let folder = daemon.directory + "/caller"
@@ -169,6 +169,9 @@ struct PromiseCtlRoughEdgesTests {
             let daemonEnv = try then(
                 ["then", "p", "--id", "c2", "--daemon-env", "--", "sh", "-c", script], environment: ["CALLER_ONLY": "from-caller"])
             #expect(daemonEnv.status == 0, "\(daemonEnv)")
+            try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: false)
+            let relative = try then(["then", "p", "--id", "c4", "--cwd", "sub", "--", "sh", "-c", script], environment: [:])
+            #expect(relative.status == 0, "\(relative)")
             let tooLarge = try then(
                 ["then", "p", "--id", "c3", "--", "true"], environment: ["CALLER_ONLY": String(repeating: "x", count: 70_000)])
             #expect(tooLarge.status == 64, "\(tooLarge)")
@@ -177,6 +180,7 @@ struct PromiseCtlRoughEdgesTests {
             _ = try daemon.ctl("resolve", "p", "1")
             #expect(try daemon.ctl("wait", "c1", "--raw").stdout == "from-caller|\(folder)|p\n")
             #expect(try daemon.ctl("wait", "c2", "--raw").stdout == "unset|\(folder)|p\n")
+            #expect(try daemon.ctl("wait", "c4", "--raw").stdout == "unset|\(folder)/sub|p\n", "--cwd is taken from the caller's directory")
             #expect(try daemon.ctl("get", "c3").status == 4, "nothing was made")
         }
     }

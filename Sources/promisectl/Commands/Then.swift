@@ -45,7 +45,8 @@ extension PromiseCtl {
         @Option(help: "When the child runs: fulfilled, rejected or settled.")
         var on: Trigger = .fulfilled
 
-        @Option(help: ArgumentHelp("Directory CMD runs in (default: the current one).", valueName: "dir"), completion: .directory)
+        @Option(help: ArgumentHelp("Directory CMD runs in, relative to the current one (default: the current one).",
+                                   valueName: "dir"), completion: .directory)
         var cwd: String?
 
         @Option(name: .customLong("env"), help: ArgumentHelp("An environment variable for CMD (repeatable).", valueName: "name=value"))
@@ -71,8 +72,9 @@ extension PromiseCtl {
             if let childID { params["childId"] = .string(childID) }
             if !command.isEmpty {
                 params["exec"] = .array(command.map { .string($0) })
-                params["cwd"] = .string(cwd ?? FileManager.default.currentDirectoryPath)
-                let variables = commandEnvironment()
+                let directory = workingDirectory()
+                params["cwd"] = .string(directory)
+                let variables = commandEnvironment(directory: directory)
                 if !variables.isEmpty { params["env"] = .object(variables.mapValues { .string($0) }) }
             }
             let record: PromiseClient.Record
@@ -89,13 +91,23 @@ extension PromiseCtl {
             Output.line(record.id)
         }
 
-        /// The variables sent for CMD: this shell's (unless --daemon-env), then --env.
-        /// The daemon's own PROMISE_* variables are left for it to set.
-        private func commandEnvironment() -> [String: String] {
+        /// Where CMD runs: --cwd taken from here (the daemon would resolve a
+        /// relative one from its own directory), else the current directory.
+        private func workingDirectory() -> String {
+            let current = FileManager.default.currentDirectoryPath
+            guard let cwd else { return current }
+            return cwd.hasPrefix("/") ? cwd : URL(fileURLWithPath: cwd, relativeTo: URL(fileURLWithPath: current)).path
+        }
+
+        /// The variables sent for CMD: this shell's (unless --daemon-env), with
+        /// PWD naming `directory`, then --env. The daemon's own PROMISE_*
+        /// variables are left for it to set.
+        private func commandEnvironment(directory: String) -> [String: String] {
             var variables: [String: String] = [:]
             if !daemonEnv {
                 variables = ProcessInfo.processInfo.environment
                 for name in Self.setByDaemon { variables[name] = nil }
+                if variables["PWD"] != nil { variables["PWD"] = directory }
             }
             for entry in environment {
                 let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
