@@ -17,6 +17,7 @@ extension ExitCode {
     /// 5: the promise is already settled, or an id is already taken.
     static let alreadySettledOrExists = ExitCode(5)
     /// 64 (EX_USAGE): the command line is wrong; argument-parser uses it for its own errors too.
+    /// Also a request longer than the daemon's line limit (-32004 with `data.limit` "maxLineBytes").
     static let usage = ExitCode.validationFailure
     /// 69 (EX_UNAVAILABLE): the daemon cannot be reached: nothing listens, it
     /// refused this client because it serves too many (-32004 with `data.limit`
@@ -51,6 +52,9 @@ extension ExitCode {
         case .limitExceeded where rpcError.data?["limit"]?.stringValue == "maxConnections":
             // Busy, not broken: a script may retry later.
             self = .daemonUnreachable
+        case .limitExceeded where rpcError.data?["limit"]?.stringValue == "maxLineBytes":
+            // The request itself is too large (a value, an environment): retrying cannot help.
+            self = .usage
         default: self = .internalError
         }
     }

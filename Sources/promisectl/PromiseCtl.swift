@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseRPC
 
 /// `promisectl`: the command-line client of the `promised` daemon.
 @main
@@ -10,8 +11,9 @@ struct PromiseCtl: ParsableCommand {
             A promise is the eventual result of a task, named by an id that unrelated \
             scripts agree on. Values travel as JSON on stdin/stdout.
 
-            The daemon is found through --socket, else $PROMISED_SOCKET, else \
-            $XDG_RUNTIME_DIR/promised.sock, else a per-user folder under the temp dir.
+            The daemon is found through --socket (before or after the command), else \
+            $PROMISED_SOCKET, else $XDG_RUNTIME_DIR/promised.sock, else a per-user \
+            folder under the temp dir.
 
             Exit statuses (every command; `run` exits with its command's own status):
               0  success / fulfilled     4  no such promise
@@ -24,12 +26,18 @@ struct PromiseCtl: ParsableCommand {
               promisectl create build/lib --timeout 600
               promisectl run build/lib -- make lib &
               promisectl wait build/lib --timeout 900 && echo built
+              promisectl --socket /tmp/p.sock forget build/lib
             """,
-        version: "0.1.0",
+        version: PromiseProtocol.daemonVersion,
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,
-            All.self, AnyOf.self, Race.self, AllSettled.self,
+            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self,
         ]
     )
+
+    /// `--socket` given before the command. A command's own `ConnectionOptions`
+    /// takes this value: argument-parser hands an option group its parent parsed
+    /// to a child group of the same type (`--socket` after the command works too).
+    @OptionGroup var connection: ConnectionOptions
 }

@@ -17,7 +17,8 @@ final class RunSession {
     private let grace: Duration
 
     /// Stdout kept for the value; past this the command still runs and its
-    /// output still passes through, but the promise is rejected.
+    /// output still passes through, but the promise is rejected. The daemon's
+    /// `maxProcessOutputBytes` (read when stdout is large) is the real bound.
     private let maxCapturedBytes = 64 << 20
     /// How much of the end of stderr goes into a rejection's message.
     private let stderrTailBytes = 2_000
@@ -30,6 +31,7 @@ final class RunSession {
     private var cancelled = false
     private var killDeadline: ContinuousClock.Instant?
     private var daemonGone = false
+    private var askedLimits: JSONValue??
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration) {
         self.client = client
@@ -182,16 +184,14 @@ final class RunSession {
 
     enum Outcome {
         case fulfilled(JSONValue)
-        case rejected(code: Int, message: String)
+        case rejected(code: Int, message: String, data: JSONValue? = nil)
     }
 
     private func outcome(of termination: ProcessGroupChild.Termination) -> Outcome {
         let tail = stderrTailText()
         switch termination {
         case .exited(0):
-            if capturedOverflow {
-                return .rejected(code: 0, message: "stdout was larger than \(maxCapturedBytes) bytes")
-            }
+            if let reason = stdoutOverLimit() { return rejecting(reason) }
             if let value = try? JSONValue(parsing: captured) { return .fulfilled(value) }
             return .fulfilled(.string(ValueInput.droppingTrailingNewline(captured)))
         case .exited(let status):
@@ -200,6 +200,22 @@ final class RunSession {
             let text = "\(command[0]) was killed by signal \(signal)"
             return .rejected(code: Int(128 + signal), message: tail.isEmpty ? text : tail)
         }
+    }
+
+    /// Stdout over the daemon's `maxProcessOutputBytes` rejects the step even
+    /// though its command succeeded, as it does a `then … exec` step.
+    private func stdoutOverLimit() -> RemoteRejection? {
+        guard capturedOverflow || !captured.isEmpty else { return nil }
+        let limit = min(daemonLimits()?["maxProcessOutputBytes"]?.intValue ?? DaemonLimits().maxProcessOutputBytes,
+                        maxCapturedBytes)
+        guard capturedOverflow || captured.count > limit else { return nil }
+        return .stdoutTooLarge(limit: limit)
+    }
+
+    /// Says on stderr why a command that succeeded fails its step, and rejects it with `reason`.
+    private func rejecting(_ reason: RemoteRejection) -> Outcome {
+        Failure.report("rejecting \(id) although \(command[0]) exited 0: \(reason.message)")
+        return .rejected(code: reason.code ?? 0, message: reason.message, data: reason.data)
     }
 
     private func stderrTailText() -> String {
@@ -216,20 +232,33 @@ final class RunSession {
         do {
             switch outcome {
             case .fulfilled(let value):
-                if value.serialized().count > 65_536, let limit = try maxLineBytes(), value.serialized().count + 1_024 > limit {
-                    settle(.rejected(code: 0, message: "stdout is too large to be a value (\(value.serialized().count) bytes; the daemon takes \(limit))"))
+                let size = value.serialized().count
+                if !captured.isEmpty, let limit = daemonLimits()?["maxLineBytes"]?.intValue, size + 1_024 > limit {
+                    // Under maxProcessOutputBytes, but escaped as JSON it does not fit in one request.
+                    settle(rejecting(RemoteRejection(
+                        code: RPCError.Code.limitExceeded.rawValue,
+                        message: "stdout is too large to send as a value (\(size) bytes of JSON; the daemon's "
+                            + "maxLineBytes is \(limit): promised --max-line-bytes sets it)",
+                        data: ["limit": "maxLineBytes", "value": .int(limit), "exitStatus": 0])))
                     return
                 }
                 try client.call("resolve", ["id": .string(id), "value": value])
-            case .rejected(let code, let message):
-                try client.call("reject", ["id": .string(id), "reason": ["code": .int(code), "message": .string(message)]])
+            case .rejected(let code, let message, let data):
+                var reason: [String: JSONValue] = ["code": .int(code), "message": .string(message)]
+                if let data { reason["data"] = data }
+                try client.call("reject", ["id": .string(id), "reason": .object(reason)])
             }
         } catch {
             Failure.report("could not settle \(id): \(error)")
         }
     }
 
-    private func maxLineBytes() throws -> Int? {
-        try client.call("info")["limits"]?["maxLineBytes"]?.intValue
+    /// The daemon's limits, asked once, and only when the command wrote to stdout;
+    /// nil when the daemon does not answer.
+    private func daemonLimits() -> JSONValue? {
+        if let askedLimits { return askedLimits }
+        let limits = try? client.call("info")["limits"]
+        askedLimits = .some(limits)
+        return limits
     }
 }

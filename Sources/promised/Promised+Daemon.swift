@@ -14,6 +14,7 @@ extension Promised {
         if let maxOutputBufferBytes { limits.maxOutputBufferBytes = maxOutputBufferBytes }
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
+        if let maxProcessOutputBytes { limits.maxProcessOutputBytes = maxProcessOutputBytes }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
         if let maxValueBytes { limits.maxValueBytes = maxValueBytes }
         if let maxReasonBytes { limits.maxReasonBytes = maxReasonBytes }

@@ -32,7 +32,8 @@ struct Promised: ParsableCommand {
               promised --in-memory --retain 10m
               promised --socket /tmp/p.sock --log-level debug
               echo '{"jsonrpc":"2.0","id":1,"method":"info"}' | socat - UNIX-CONNECT:/tmp/p.sock
-            """)
+            """,
+        version: PromiseProtocol.daemonVersion)
 
     @Option(help: ArgumentHelp("The Unix socket to listen on.", valueName: "path"))
     var socket: String?
@@ -68,6 +69,11 @@ struct Promised: ParsableCommand {
 
     @Option(help: ArgumentHelp("Promises held at once.", valueName: "n"))
     var maxPromises: Int?
+
+    @Option(help: ArgumentHelp(
+        "Bytes of stdout a `then … exec` or `promisectl run` step may write; more rejects the step (default 1048576).",
+        valueName: "bytes"))
+    var maxProcessOutputBytes: Int?
 
     @Option(help: ArgumentHelp("Processes started by `then … exec` running at once.", valueName: "n"))
     var maxRunningProcesses: Int?
@@ -107,6 +113,7 @@ struct Promised: ParsableCommand {
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
                               ("--max-running-processes", maxRunningProcesses),
+                              ("--max-process-output-bytes", maxProcessOutputBytes),
                               ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),
                               ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
                               ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds)] {

@@ -30,6 +30,15 @@ struct PromiseCtlParsingTests {
         #expect(command.connection.socket == "/tmp/x.sock")
     }
 
+    @Test("--socket before the command reaches the command; after it too, the last one counting")
+    func socketBeforeCommand() throws {
+        let before = try #require(try PromiseCtl.parseAsRoot(["--socket", "/tmp/x.sock", "cancel", "a"]) as? PromiseCtl.Cancel)
+        #expect(before.connection.socket == "/tmp/x.sock")
+        let both = try #require(
+            try PromiseCtl.parseAsRoot(["--socket", "/tmp/x.sock", "cancel", "a", "--socket", "/tmp/y.sock"]) as? PromiseCtl.Cancel)
+        #expect(both.connection.socket == "/tmp/y.sock")
+    }
+
     @Test("all takes a policy from the pinned set and refuses others")
     func allPolicies() throws {
         for policy in ["fail-fast", "all-errors", "ignore-errors", "nulls"] {

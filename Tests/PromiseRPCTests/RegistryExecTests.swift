@@ -56,12 +56,24 @@ struct RegistryExecTests {
         #expect(harness.record("job", from: peer)["value"] == .string(value))
     }
 
-    @Test("a truncated stdout is never read as JSON")
+    @Test("stdout over maxProcessOutputBytes rejects the child although the command exited 0, naming the limit and its flag")
     func truncatedStdout() throws {
-        let (harness, peer) = setUp()
+        var limits = DaemonLimits()
+        limits.maxProcessOutputBytes = 5
+        let (harness, peer) = setUp(limits: limits)
         harness.call("resolve", ["id": "a"], from: peer)
+        // "12345" cut from "123456" still parses: it must not become the value.
         try #require(harness.loop.processes.first).exit(0, stdout: "12345", stdoutTruncated: true)
-        #expect(harness.record("job", from: peer)["value"] == "12345")
+        let record = harness.record("job", from: peer)
+        #expect(record["state"] == "rejected")
+        #expect(record["reason"] == [
+            "code": -32004,
+            "message": """
+                stdout was larger than 5 bytes (the daemon's maxProcessOutputBytes; promised \
+                --max-process-output-bytes sets it); write large output to a file and print its path
+                """,
+            "data": ["limit": "maxProcessOutputBytes", "value": 5, "exitStatus": 0],
+        ])
     }
 
     @Test("a non-zero exit rejects with the status as code and the end of stderr as message")

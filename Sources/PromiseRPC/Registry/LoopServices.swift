@@ -33,7 +33,7 @@ public struct ProcessSpec: Sendable, Hashable {
     public var cwd: String?
     /// Extra variables, added to the daemon's own environment.
     public var env: [String: String]
-    /// At most this many bytes of stdout are kept; the end of stderr is kept likewise.
+    /// At most this many bytes of stdout are kept (more rejects the step); the end of stderr is kept likewise.
     public var outputLimit: Int
 
     public init(argv: [String], stdin: [UInt8] = [], cwd: String? = nil,

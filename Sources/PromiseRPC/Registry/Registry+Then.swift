@@ -184,6 +184,7 @@ extension Registry {
     private func launch(_ job: ExecJob, _ spec: ProcessSpec, settling result: Promise<JSONValue>, childID: String) {
         let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         let maxDepth = limits.maxValueDepth
+        let outputLimit = spec.outputLimit
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
                 self?.runningProcesses -= 1
@@ -191,7 +192,7 @@ extension Registry {
                 job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
-                switch outcome.settlement(maxDepth: maxDepth) {
+                switch outcome.settlement(maxDepth: maxDepth, outputLimit: outputLimit) {
                 case .success(let value): result.fulfill(value)
                 case .failure(let rejection): result.reject(rejection)
                 }

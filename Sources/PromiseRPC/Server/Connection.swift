@@ -154,8 +154,11 @@ final class Connection: RPCPeer {
             })
         } catch {
             logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
-            reject(RPCError(.limitExceeded, "line too long: more than \(error.limit) bytes",
-                            data: ["limit": "maxLineBytes", "value": .int(error.limit)]))
+            // Names the limit and the flag that sets it: the client that sent a
+            // large value learns what to change, not just that it was closed.
+            reject(RPCError(.limitExceeded,
+                            "line too long: more than \(error.limit) bytes (the daemon's maxLineBytes; promised --max-line-bytes sets it)",
+                            data: ["limit": "maxLineBytes", "value": .int(error.limit), "flag": "--max-line-bytes"]))
         }
     }
 

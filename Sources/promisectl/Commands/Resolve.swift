@@ -8,7 +8,10 @@ extension PromiseCtl {
             discussion: """
                 VALUE is JSON (a bare word is not: quote strings or pass --string). \
                 "-" reads the value from stdin. Without VALUE the value is null. \
-                With --string the text is taken as is (from stdin, one trailing newline is dropped).
+                With --string the text is taken as is (from stdin, one trailing newline is dropped). \
+                The request must fit in the daemon's maxLineBytes (1 MiB unless promised \
+                --max-line-bytes says otherwise): a larger value is refused, exit 64; \
+                keep it in a file and resolve with its path.
 
                 Example:
                   promisectl resolve build/lib '{"artifact":"lib.a","ok":true}'

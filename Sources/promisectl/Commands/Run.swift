@@ -10,7 +10,11 @@ extension PromiseCtl {
                 error, exit 5, and CMD does not run). CMD runs in a process group of its \
                 own; its stdout and stderr pass through. Exit 0 fulfils ID with CMD's \
                 stdout (as JSON if it parses, else as a string without its trailing \
-                newline); another status rejects ID with code = the status and message = \
+                newline); stdout longer than the daemon's maxProcessOutputBytes (1 MiB \
+                unless promised --max-process-output-bytes says otherwise), or too long \
+                for one request (its maxLineBytes), rejects ID instead, code -32004, as \
+                for a `then` step: write large output to a file and print its path. \
+                Another status rejects ID with code = the status and message = \
                 the end of stderr. If ID is cancelled meanwhile, the whole group gets \
                 TERM, then KILL after --grace seconds. SIGINT, SIGTERM and SIGHUP sent to \
                 promisectl are passed on to the group. If promisectl itself dies, a promise \

@@ -8,15 +8,26 @@ extension PromiseCtl {
             abstract: "Chain a child promise that the daemon settles, optionally by running a command.",
             discussion: """
                 When ID settles as --on asks (fulfilled by default), the daemon runs CMD in \
-                a process group of its own, in the current directory, with ID's value as \
-                JSON on stdin. Exit 0 fulfils the child with CMD's stdout (as JSON if it \
-                parses, else as a string); another status rejects it with code = the status \
-                and message = the end of stderr. Without CMD the child settles as ID does. \
-                Prints the child's id. Cancelling the child stops CMD (TERM, then KILL).
+                a process group of its own, with ID's value as JSON on stdin. Exit 0 fulfils \
+                the child with CMD's stdout (as JSON if it parses, else as a string); stdout \
+                longer than the daemon's maxProcessOutputBytes (1 MiB unless promised \
+                --max-process-output-bytes says otherwise) rejects it instead, code -32004. \
+                Another status rejects it with code = the status and message = the end of \
+                stderr. Without CMD the child settles as ID does. Prints the child's id. \
+                Cancelling the child stops CMD (TERM, then KILL).
+
+                CMD runs in this shell's working directory (or --cwd) with this shell's \
+                environment, sent with the request and laid over the daemon's own (a \
+                variable unset here but set in the daemon stays set), then --env on top. \
+                PROMISE_ID, PROMISE_CHILD_ID and PROMISE_STATE are not sent: the daemon sets \
+                them. With --daemon-env only --env is sent and CMD gets the daemon's \
+                environment. The request, environment included, must fit in the daemon's \
+                maxLineBytes (1 MiB unless promised --max-line-bytes says otherwise).
 
                 Example:
                   promisectl then build/lib --id build/test -- make test
-                  promisectl then build/all --on rejected -- sh -c 'cat > failure.json'
+                  CC=clang promisectl then src --id app -- sh -c '$CC -o app main.c'
+                  promisectl then build/all --on rejected --daemon-env -- ./report.sh
                 """)
 
         enum Trigger: String, ExpressibleByArgument, CaseIterable {
@@ -34,11 +45,15 @@ extension PromiseCtl {
         @Option(help: "When the child runs: fulfilled, rejected or settled.")
         var on: Trigger = .fulfilled
 
-        @Option(help: ArgumentHelp("Directory CMD runs in (default: the current one).", valueName: "dir"), completion: .directory)
+        @Option(help: ArgumentHelp("Directory CMD runs in, relative to the current one (default: the current one).",
+                                   valueName: "dir"), completion: .directory)
         var cwd: String?
 
         @Option(name: .customLong("env"), help: ArgumentHelp("An environment variable for CMD (repeatable).", valueName: "name=value"))
         var environment: [String] = []
+
+        @Flag(help: "Run CMD with the daemon's environment (plus --env), not this shell's.")
+        var daemonEnv = false
 
         @Argument(parsing: .postTerminator, help: "The command the daemon runs, after --.")
         var command: [String] = []
@@ -47,8 +62,8 @@ extension PromiseCtl {
             for entry in environment where !entry.contains("=") || entry.hasPrefix("=") {
                 throw ValidationError("--env takes NAME=VALUE, got \(entry)")
             }
-            if command.isEmpty && (cwd != nil || !environment.isEmpty) {
-                throw ValidationError("--cwd and --env need a command after --")
+            if command.isEmpty && (cwd != nil || !environment.isEmpty || daemonEnv) {
+                throw ValidationError("--cwd, --env and --daemon-env need a command after --")
             }
         }
 
@@ -57,18 +72,51 @@ extension PromiseCtl {
             if let childID { params["childId"] = .string(childID) }
             if !command.isEmpty {
                 params["exec"] = .array(command.map { .string($0) })
-                params["cwd"] = .string(cwd ?? FileManager.default.currentDirectoryPath)
-                if !environment.isEmpty {
-                    var variables: [String: JSONValue] = [:]
-                    for entry in environment {
-                        let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                        variables[String(parts[0])] = .string(parts.count > 1 ? String(parts[1]) : "")
-                    }
-                    params["env"] = .object(variables)
-                }
+                let directory = workingDirectory()
+                params["cwd"] = .string(directory)
+                let variables = commandEnvironment(directory: directory)
+                if !variables.isEmpty { params["env"] = .object(variables.mapValues { .string($0) }) }
             }
-            let record = try PromiseClient.Record(client.call("then", params))
+            let record: PromiseClient.Record
+            do {
+                record = try PromiseClient.Record(client.call("then", params))
+            } catch let error as RPCError
+                where error.code == .limitExceeded && error.data?["limit"]?.stringValue == "maxLineBytes" && !daemonEnv
+            {
+                let size = params["env"].map { $0.serialized().count } ?? 0
+                throw UsageError(
+                    "the request, with this shell's environment (\(size) bytes of JSON), is longer than the daemon takes: "
+                        + "\(error.message); pass --daemon-env (and --env NAME=VALUE for what CMD needs), or unset large variables")
+            }
             Output.line(record.id)
         }
+
+        /// Where CMD runs: --cwd taken from here (the daemon would resolve a
+        /// relative one from its own directory), else the current directory.
+        private func workingDirectory() -> String {
+            let current = FileManager.default.currentDirectoryPath
+            guard let cwd else { return current }
+            return cwd.hasPrefix("/") ? cwd : URL(fileURLWithPath: cwd, relativeTo: URL(fileURLWithPath: current)).path
+        }
+
+        /// The variables sent for CMD: this shell's (unless --daemon-env), with
+        /// PWD naming `directory`, then --env. The daemon's own PROMISE_*
+        /// variables are left for it to set.
+        private func commandEnvironment(directory: String) -> [String: String] {
+            var variables: [String: String] = [:]
+            if !daemonEnv {
+                variables = ProcessInfo.processInfo.environment
+                for name in Self.setByDaemon { variables[name] = nil }
+                if variables["PWD"] != nil { variables["PWD"] = directory }
+            }
+            for entry in environment {
+                let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                variables[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            }
+            return variables
+        }
+
+        /// Set by the daemon for every command; a value sent in `env` would win over it.
+        private static let setByDaemon = ["PROMISE_ID", "PROMISE_CHILD_ID", "PROMISE_STATE"]
     }
 }
