@@ -6,12 +6,12 @@ import PromiseRPC
 /// params of the wrong type, byte-level mutations of valid lines, token soup,
 /// random bytes, batches, deep nesting, huge numbers and bad UTF-8.
 struct FuzzInputs {
-    var random: FuzzRandom
+    var random: SeededRandom
     /// The dispatcher's batch limit, to aim at both sides of it.
     let maxBatchSize: Int
 
     init(seed: UInt64, maxBatchSize: Int) {
-        random = FuzzRandom(seed: seed)
+        random = SeededRandom(seed: seed)
         self.maxBatchSize = maxBatchSize
     }
 

@@ -67,7 +67,7 @@ struct FuzzTests {
     static func run(seed: UInt64, lines total: Int) -> Summary {
         let limits = Self.limits
         var inputs = FuzzInputs(seed: seed, maxBatchSize: limits.maxBatchSize)
-        var random = FuzzRandom(seed: ~seed)
+        var random = SeededRandom(seed: ~seed)
         let oracle = FuzzOracle(seed: seed, maxBatchSize: limits.maxBatchSize)
         var lines = 0
         var session = 0
@@ -112,7 +112,7 @@ struct FuzzTests {
     /// it frames against a plain model of the framing, dispatches it and
     /// checks every answer. Returns the number of lines dispatched.
     private static func feed(
-        _ stream: [UInt8], to peer: FuzzOracle.Peer, splitBy random: inout FuzzRandom, harness: RPCHarness,
+        _ stream: [UInt8], to peer: FuzzOracle.Peer, splitBy random: inout SeededRandom, harness: RPCHarness,
         peers: [FuzzOracle.Peer], oracle: FuzzOracle
     ) -> Int {
         peer.modelPartial += stream
@@ -192,7 +192,7 @@ struct FuzzTests {
 
     /// Ends a fake `then … exec` process with a random status and output,
     /// JSON or not (its stdout becomes the child's value).
-    private static func exitRandomly(_ process: RPCFakeLoop.Process, _ random: inout FuzzRandom, _ inputs: inout FuzzInputs) {
+    private static func exitRandomly(_ process: RPCFakeLoop.Process, _ random: inout SeededRandom, _ inputs: inout FuzzInputs) {
         let stdout: String
         switch random.int(0..<4) {
         case 0: stdout = String(decoding: inputs.text(inputs.value(depth: 3)), as: UTF8.self)
@@ -245,7 +245,7 @@ struct FuzzTests {
     @Test("the framer agrees with a plain split-on-newline model on random streams cut at random points, limits included")
     func framerMatchesModel() {
         let seed = FuzzSettings.seed(0xF4A3_E5)
-        var random = FuzzRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         var failures: [String] = []
         let streams = 3_000 * FuzzSettings.scale
         var linesSeen = 0

@@ -69,7 +69,7 @@ enum SimulationStep {
 /// Shared with Tests/EndToEndTests (a symbolic link).
 final class SimulationModel {
     let options: SimulationOptions
-    var random: SimulationRandom
+    var random: SeededRandom
     /// The registry's clock, in milliseconds since 1970 (for retention and timeouts).
     var now: () -> Int64
     /// Extra milliseconds granted to time-based judgements (the daemon's clock is real).
@@ -139,7 +139,7 @@ final class SimulationModel {
 
     init(options: SimulationOptions, now: @escaping () -> Int64) {
         self.options = options
-        random = SimulationRandom(seed: options.seed)
+        random = SeededRandom(seed: options.seed)
         self.now = now
     }
 

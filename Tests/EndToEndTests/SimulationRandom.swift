@@ -1,1 +1,0 @@
-../PromiseSQLiteStoreTests/SimulationRandom.swift
