@@ -19,7 +19,7 @@ struct CrashRecoveryTests {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
         let cycles = environment["CRASH_CYCLES"].flatMap { Int($0) } ?? 20
-        var random = CrashRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         let daemon = try E2EDurableDaemon.started()
         defer { daemon.remove() }
 
@@ -102,20 +102,6 @@ struct CrashRecoveryTests {
 
 // MARK: - Writers
 
-/// SplitMix64: seeded, so that a failing run can be replayed. (PromiseRPCTests' fuzz
-/// generator is the same algorithm; test targets share no code, so each has its own.)
-struct CrashRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// One change a writer asked for.
 enum CrashChange: Sendable, CustomStringConvertible {
     case create(String)
@@ -179,7 +165,7 @@ struct CrashWriter {
     var plan: CrashWriterPlan
     var socketPath: String
     var shared: CrashShared
-    private var random: CrashRandom
+    private var random: SeededRandom
     private var report = CrashWriterReport()
     private var counter = 0
 
@@ -187,7 +173,7 @@ struct CrashWriter {
         self.plan = plan
         self.socketPath = socketPath
         self.shared = shared
-        random = CrashRandom(seed: plan.seed)
+        random = SeededRandom(seed: plan.seed)
     }
 
     mutating func run() -> CrashWriterReport {
