@@ -10,8 +10,9 @@ extension Promise: _PromiseNode {
     func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)? {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         let settlement = _withState { state -> _Settlement? in
-            state.cancelledChildren += 1
-            guard state.isPending, state.cancelledChildren >= state.children else { return nil }
+            guard state.isPending, state.uncancelledChildren > 0 else { return nil }
+            state.uncancelledChildren -= 1
+            guard state.uncancelledChildren == 0 else { return nil }
             return state.settle(cancellation)
         }
         guard let settlement else { return nil }

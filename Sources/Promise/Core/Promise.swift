@@ -213,13 +213,13 @@ extension Promise {
     @inlinable
     func _register(_ callback: consuming _Callback, isChild: Bool, _ work: inout _Worklist) {
         _lock.lock()
-        if isChild { _unsafeState.children += 1 }
         guard _unsafeState.isPending || _unsafeState.callbacksPending else {
             _lock.unlock()
             guard let result else { return }
             withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
             return
         }
+        if isChild { _unsafeState.uncancelledChildren += 1 }
         let progress = _unsafeState.progress
         let follower = progress > 0 ? callback.followingNode : nil
         _unsafeState.callbacks.append(callback)

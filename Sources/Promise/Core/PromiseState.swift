@@ -28,10 +28,14 @@ struct _PromiseState: Sendable {
     /// pending: for upward cancellation, cycle detection and the debug chain.
     /// Released on settling, which breaks the parent↔child reference cycle.
     @usableFromInline var parent: _NodeReference
-    /// Children (then/recover/always children, adopters, combinators) and how
-    /// many of them were cancelled: all cancelled cancels this promise.
-    @usableFromInline var children: UInt32 = 0
-    @usableFromInline var cancelledChildren: UInt32 = 0
+    /// Children (then/recover/always children, adopters, combinators) not
+    /// cancelled yet; cancelling the last of them cancels this promise.
+    /// Counted only while pending, the only time the rule applies: a settled
+    /// promise that gets a `then` per request for months counts nothing (two
+    /// `UInt32`s counting every registration trapped after 2^32 of them).
+    /// One `Int` in the same 8 bytes, raised once per registration at most,
+    /// cannot overflow in practice.
+    @usableFromInline var uncancelledChildren = 0
     /// What few promises use, allocated on first use (see `_StateExtras`).
     @usableFromInline var extras: _StateExtras?
 
