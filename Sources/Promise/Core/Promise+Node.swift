@@ -7,18 +7,28 @@ extension Promise: _PromiseNode {
     }
 
     @usableFromInline
-    func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)? {
+    func _childCancelled(_ child: AnyObject?, _ work: inout _Worklist) -> _UpwardStep? {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
+        var withdrawn: _Callback?
+        var keepsHandler = false
         let settlement = _withState { state -> _Settlement? in
-            guard state.isPending, state.uncancelledChildren > 0 else { return nil }
-            state.uncancelledChildren -= 1
-            guard state.uncancelledChildren == 0 else { return nil }
-            return state.settle(cancellation)
+            guard state.isPending else { return nil }
+            if state.uncancelledChildren > 0 {
+                state.uncancelledChildren -= 1
+                if state.uncancelledChildren == 0 {
+                    keepsHandler = state.keepsHandlerWhenCancelled
+                    return state.settle(cancellation)
+                }
+            }
+            if let child { withdrawn = state.callbacks.remove(following: child) }
+            return nil
         }
+        // Released after unlocking: it may hold the last reference to user captures.
+        withExtendedLifetime(withdrawn) {}
         guard let settlement else { return nil }
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
-        return parent
+        return parent.map { _UpwardStep(parent: $0, child: keepsHandler ? nil : self) }
     }
 
     @usableFromInline

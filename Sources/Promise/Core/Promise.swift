@@ -233,6 +233,19 @@ extension Promise {
     func _observe(_ body: @escaping @Sendable (Result<Value, any Error>) -> Void) {
         _register(_Callback(follower: nil) { result, _, _ in body(result._result(Value.self)) }, isChild: false)
     }
+
+    /// Removes the handler registered with `follower` (a child, or an
+    /// observer's key) while this promise is pending, so that a consumer that
+    /// gave up leaves nothing behind: polling a promise that stays pending for
+    /// days with timed-out waits kept each handler until it settled (400,000
+    /// waits, 106 MiB). Nothing happens if the handler has already run.
+    @usableFromInline
+    func _withdraw(_ follower: AnyObject) {
+        let removed = _withState { $0.callbacks.remove(following: follower) }
+        // Released here, after unlocking: it may hold the last reference to
+        // user captures, whose deinit may touch this promise.
+        withExtendedLifetime(removed) {}
+    }
 }
 
 // MARK: - State

@@ -20,12 +20,17 @@ extension Promise {
     @discardableResult
     public func cancel() -> Bool {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
-        guard let settlement = _withState({ $0.settle(cancellation) }) else { return false }
+        var keepsHandler = false
+        let settlement = _withState { state -> _Settlement? in
+            keepsHandler = state.keepsHandlerWhenCancelled
+            return state.settle(cancellation)
+        }
+        guard let settlement else { return false }
         var work = _Worklist()
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
         if let parent {
-            _cancelUpwards(from: parent, &work)
+            _cancelUpwards(from: _UpwardStep(parent: parent, child: keepsHandler ? nil : self), &work)
         }
         work.drain()
         return true
@@ -57,12 +62,27 @@ extension Promise {
     }
 }
 
-/// Tells `parent` that one of its children was cancelled, and goes on up as
+/// A cancelled child and the parent to tell, on the way up.
+@usableFromInline
+struct _UpwardStep {
+    @usableFromInline let parent: any _PromiseNode
+    /// What the child's handler on `parent` is registered with, to withdraw
+    /// it; nil to leave it there (an `always` child's).
+    @usableFromInline let child: AnyObject?
+
+    @inlinable
+    init(parent: any _PromiseNode, child: AnyObject?) {
+        self.parent = parent
+        self.child = child
+    }
+}
+
+/// Tells a parent that one of its children was cancelled, and goes on up as
 /// long as that cancels the parent too. A loop, so deep chains are safe.
 @usableFromInline
-func _cancelUpwards(from parent: any _PromiseNode, _ work: inout _Worklist) {
-    var next: (any _PromiseNode)? = parent
-    while let node = next {
-        next = node._childCancelled(&work)
+func _cancelUpwards(from step: _UpwardStep, _ work: inout _Worklist) {
+    var next: _UpwardStep? = step
+    while let step = next {
+        next = step.parent._childCancelled(step.child, &work)
     }
 }
