@@ -46,9 +46,13 @@ extension Promise: _PromiseNode {
 
     @usableFromInline
     func _setCycleHint(_ ancestor: any _PromiseNode) {
-        _withState { state in
-            if state.isPending, state.isLockedIn { state.cycleHint = ancestor }
+        let replaced = _withState { state -> (any _PromiseNode)? in
+            guard state.isPending, state.isLockedIn else { return nil }
+            defer { state.cycleHint = ancestor }
+            return state.cycleHint
         }
+        // Released after unlocking, as in `_adopt`.
+        withExtendedLifetime(replaced) {}
     }
 
     @usableFromInline

@@ -50,12 +50,19 @@ extension Promise {
         if other._waits(on: self) {
             return _settle(.failure(PromiseError.cycle), &work)
         }
+        var replaced = _NodeReference(nil)
         let linked = _withState { state -> Bool in
             guard state.isPending, !state.isLockedIn else { return false }
+            replaced = state.parent.take()
             state.parent = _NodeReference(other)
             state.isLockedIn = true
             return true
         }
+        // The promise followed until now (a `then` parent) is released here,
+        // after unlocking: this may be its last reference, and its deinit
+        // releases user values and closures whose own deinit may touch this
+        // promise, which would spin for ever on its own lock.
+        withExtendedLifetime(replaced) {}
         guard linked else { return false }
         other._register(other._adoptCallback(adopter: self), isChild: true, &work)
         return true
