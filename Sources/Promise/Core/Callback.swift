@@ -248,6 +248,11 @@ protocol _PromiseNode: AnyObject, Sendable {
     /// The next promise for the cycle check (`_upstream`, or further up
     /// through `cycleHint`), and whether this one is locked in.
     var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) { get }
+    /// Cancels this promise as ``Promise/cancel()`` does, or, if it has
+    /// already settled, returns its children in flight to forward to.
+    func _cancelOrForward() -> [any _PromiseNode]
+    /// Records `child` among this settled promise's children in flight.
+    func _addChildInFlight(_ child: any _PromiseNode)
     /// Records a far ancestor for the cycle check (see `cycleHint`).
     func _setCycleHint(_ ancestor: any _PromiseNode)
     /// Follows an ancestor's progress; returns the promises to pass it on to.

@@ -2,6 +2,9 @@
 /// `_Callback`). On cancellation from above, a child is cancelled without
 /// running its handler; otherwise the handler runs on its executor, or —
 /// for `.inline` — right here, settling the child through the worklist.
+/// A child whose handler goes to an executor is recorded as in flight, so a
+/// cancel of its settled parent still reaches it, and its `then`/`recover`
+/// handler does not start once it is cancelled.
 ///
 /// Each `invoke` closure reads its child and body back from the callback
 /// and captures only the executor, which for `.inline` and `.default` has
@@ -22,7 +25,8 @@ extension Promise {
                 child._settle(Result { try callback.body(as: _MapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
                 let body = callback.body(as: _MapBody<Value, U>.self).call
-                executor.execute { child._settle(Result { try body(value) }) }
+                child._markInFlight()
+                executor.execute { if child.isPending { child._settle(Result { try body(value) }) } }
             }
         }
     }
@@ -42,7 +46,8 @@ extension Promise {
                 child._adopt(Result { try callback.body(as: _FlatMapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
                 let body = callback.body(as: _FlatMapBody<Value, U>.self).call
-                executor.execute { child._adopt(Result { try body(value) }) }
+                child._markInFlight()
+                executor.execute { if child.isPending { child._adopt(Result { try body(value) }) } }
             }
         }
     }
@@ -62,7 +67,8 @@ extension Promise {
                 child._settle(Result { try callback.body(as: _RecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
                 let body = callback.body(as: _RecoverBody<Value>.self).call
-                executor.execute { child._settle(Result { try body(error) }) }
+                child._markInFlight()
+                executor.execute { if child.isPending { child._settle(Result { try body(error) }) } }
             }
         }
     }
@@ -82,7 +88,8 @@ extension Promise {
                 child._adopt(Result { try callback.body(as: _FlatRecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
                 let body = callback.body(as: _FlatRecoverBody<Value>.self).call
-                executor.execute { child._adopt(Result { try body(error) }) }
+                child._markInFlight()
+                executor.execute { if child.isPending { child._adopt(Result { try body(error) }) } }
             }
         }
     }
@@ -105,6 +112,7 @@ extension Promise {
                 body(result)
                 child._settle(result, &work)
             } else {
+                child._markInFlight()
                 executor.execute {
                     body(result)
                     child._settle(result)

@@ -74,6 +74,13 @@ struct _PromiseState: Sendable {
         set { flags = newValue ? flags | 2 : flags & ~2 }
     }
 
+    /// Recorded among its parent's children in flight (see `_StateExtras`).
+    @inlinable
+    var isInFlight: Bool {
+        get { flags & 4 != 0 }
+        set { flags = newValue ? flags | 4 : flags & ~4 }
+    }
+
     @inlinable
     var writableExtras: _StateExtras {
         mutating get {
@@ -171,9 +178,28 @@ final class _StateExtras: @unchecked Sendable {  // Read and written only under 
     /// past ancestors that are all locked in too (so none of them can be
     /// the promise being resolved). Keeps long adoption chains linear.
     @usableFromInline var cycleHint: (any _PromiseNode)?
+    /// Children still pending after this promise settled — a handler queued
+    /// on its executor, or a child adopting the promise its handler returned
+    /// — for ``Promise/cancel()`` of this settled promise to forward to
+    /// (RXPromise's rule). Weak: a child that is gone costs nothing more, and
+    /// gone ones are dropped as the list doubles (`pruneInFlightAt`).
+    @usableFromInline var childrenInFlight: [_WeakNode] = []
+    @usableFromInline var pruneInFlightAt = 16
+    @usableFromInline var pruningInFlight = false
 
     @inlinable
     init() {}
+}
+
+/// A weak reference to a promise of any value type.
+@usableFromInline
+struct _WeakNode: Sendable {
+    @usableFromInline weak var node: (any _PromiseNode)?
+
+    @inlinable
+    init(_ node: any _PromiseNode) {
+        self.node = node
+    }
 }
 
 /// A settled or pending outcome, with the value type erased (see `_PromiseState`).

@@ -15,17 +15,36 @@ extension Promise {
     /// thumbnail.cancel()                        // download's only child: it is cancelled too
     /// ```
     ///
+    /// A promise that has already settled keeps its state, but the cancel is
+    /// still forwarded to its descendants that are pending: children whose
+    /// handler is queued or running on an executor (the handler does not
+    /// start once its child is cancelled; a promise it returns is then
+    /// cancelled too, unless another consumer holds it), children adopting
+    /// the promise their handler returned, and theirs (RXPromise's rule). So
+    /// cancelling the fulfilled root of a pipeline stops what still runs
+    /// under it. (Children of `.inline` handlers that settled at once, and
+    /// what hangs below them, are not reached.)
+    ///
     /// - Returns: `true` if this call settled the promise; `false` if it had
     ///   already settled.
     @discardableResult
     public func cancel() -> Bool {
+        let (cancelled, forwardTo) = _cancel()
+        _forwardCancel(to: forwardTo)
+        return cancelled
+    }
+
+    /// Cancels this promise if pending; otherwise returns the children in
+    /// flight that the cancel is forwarded to.
+    @usableFromInline
+    func _cancel() -> (cancelled: Bool, forwardTo: [any _PromiseNode]) {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         var keepsHandler = false
         let settlement = _withState { state -> _Settlement? in
             keepsHandler = state.keepsHandlerWhenCancelled
             return state.settle(cancellation)
         }
-        guard let settlement else { return false }
+        guard let settlement else { return (false, _childrenInFlight()) }
         var work = _Worklist()
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
@@ -33,7 +52,7 @@ extension Promise {
             _cancelUpwards(from: _UpwardStep(parent: parent, child: keepsHandler ? nil : self), &work)
         }
         work.drain()
-        return true
+        return (true, [])
     }
 
     /// Runs `body` on `executor` if this promise ends cancelled, to stop the
@@ -59,6 +78,16 @@ extension Promise {
     ) -> Promise<Value> {
         _register(_onCancelCallback(body, executor: executor), isChild: false)
         return self
+    }
+}
+
+/// Cancels `children` (children in flight of a settled promise) and, past
+/// those that have settled too, theirs. A loop, so long pipelines are safe.
+@usableFromInline
+func _forwardCancel(to children: [any _PromiseNode]) {
+    var next = children
+    while let node = next.popLast() {
+        next.append(contentsOf: node._cancelOrForward())
     }
 }
 

@@ -35,11 +35,19 @@ extension Promise {
         work.drain()
     }
 
+    /// A child cancelled while its handler ran no longer consumes the
+    /// promise the handler returned: it counts as a consumer that was
+    /// cancelled, so that promise is cancelled unless another holds it.
     @inlinable
     func _adopt(_ returned: Result<Promise<Value>, any Error>, _ work: inout _Worklist) {
         switch returned {
-        case .success(let other): _adopt(other, &work)
-        case .failure(let error): _settle(.failure(error), &work)
+        case .success(let other):
+            _markInFlight()
+            guard !_adopt(other, &work), isCancelled else { return }
+            other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+            _cancelUpwards(from: _UpwardStep(parent: other, child: self), &work)
+        case .failure(let error):
+            _settle(.failure(error), &work)
         }
     }
 
