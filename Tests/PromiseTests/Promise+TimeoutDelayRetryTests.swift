@@ -139,4 +139,22 @@ struct PromiseTimeoutDelayRetryTests {
         #expect(await result.rejectionError() as? TestError == .boom)
         #expect(clock.now - start >= .milliseconds(80))
     }
+
+    @Test("cancelling retry gives up an attempt's promise that another consumer holds, without cancelling it")
+    func retryCancelKeepsSharedAttempt() async {
+        let shared = Promise<Int>()
+        let other = shared.then { $0 + 1 }
+        let started = Counter()
+        let retried = Promise<Int>.retry(attempts: 3) { () -> Promise<Int> in
+            started.add()
+            return shared
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(await holds { retried.isPending })
+        retried.cancel()
+        #expect(await holds(for: .milliseconds(100)) { shared.isPending })
+        shared.fulfill(1)
+        #expect(await other.fulfilledValue() == 2)
+        #expect(started.value == 1)
+    }
 }

@@ -81,6 +81,18 @@ extension Promise {
     }
 }
 
+extension Promise {
+    /// A consumer registered as a child with `key` as its follower gave up:
+    /// its handler is withdrawn, and this promise is cancelled if that was
+    /// its last uncancelled child (the rule `all` follows for its inputs).
+    @usableFromInline
+    func _consumerCancelled(_ key: AnyObject) {
+        var work = _Worklist()
+        _cancelUpwards(from: _UpwardStep(parent: self, child: key), &work)
+        work.drain()
+    }
+}
+
 /// Cancels `children` (children in flight of a settled promise) and, past
 /// those that have settled too, theirs. A loop, so long pipelines are safe.
 @usableFromInline
