@@ -58,6 +58,15 @@ extension Promise {
         if other._waits(on: self) {
             return _settle(.failure(PromiseError.cycle), &work)
         }
+        // Counted as a consumer of `other` before being recorded as following
+        // it: a cancel of this promise in between goes up to `other` and must
+        // find itself counted, or it takes the count of another consumer and
+        // cancels `other` under it.
+        let counted = other._withState { state -> Bool in
+            guard state.isPending else { return false }
+            state.uncancelledChildren += 1
+            return true
+        }
         var replaced = _NodeReference(nil)
         let linked = _withState { state -> Bool in
             guard state.isPending, !state.isLockedIn else { return false }
@@ -71,8 +80,12 @@ extension Promise {
         // releases user values and closures whose own deinit may touch this
         // promise, which would spin for ever on its own lock.
         withExtendedLifetime(replaced) {}
-        guard linked else { return false }
-        other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+        guard linked else {
+            // Never a consumer after all: uncounted without cancelling.
+            if counted { other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } } }
+            return false
+        }
+        other._register(other._adoptCallback(adopter: self), isChild: false, &work)
         return true
     }
 
