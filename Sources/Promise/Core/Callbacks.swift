@@ -25,8 +25,7 @@ extension Promise {
                 child._settle(Result { try callback.body(as: _MapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
                 let body = callback.body(as: _MapBody<Value, U>.self).call
-                child._markInFlight()
-                executor.execute { if child.isPending { child._settle(Result { try body(value) }) } }
+                child._dispatchHandler(on: executor) { child._settle(Result { try body(value) }) }
             }
         }
     }
@@ -46,8 +45,7 @@ extension Promise {
                 child._adopt(Result { try callback.body(as: _FlatMapBody<Value, U>.self).call(value) }, &work)
             case .success(let value):
                 let body = callback.body(as: _FlatMapBody<Value, U>.self).call
-                child._markInFlight()
-                executor.execute { if child.isPending { child._adopt(Result { try body(value) }) } }
+                child._dispatchHandler(on: executor) { child._adopt(Result { try body(value) }) }
             }
         }
     }
@@ -67,8 +65,7 @@ extension Promise {
                 child._settle(Result { try callback.body(as: _RecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
                 let body = callback.body(as: _RecoverBody<Value>.self).call
-                child._markInFlight()
-                executor.execute { if child.isPending { child._settle(Result { try body(error) }) } }
+                child._dispatchHandler(on: executor) { child._settle(Result { try body(error) }) }
             }
         }
     }
@@ -88,8 +85,7 @@ extension Promise {
                 child._adopt(Result { try callback.body(as: _FlatRecoverBody<Value>.self).call(error) }, &work)
             case .failure(let error):
                 let body = callback.body(as: _FlatRecoverBody<Value>.self).call
-                child._markInFlight()
-                executor.execute { if child.isPending { child._adopt(Result { try body(error) }) } }
+                child._dispatchHandler(on: executor) { child._adopt(Result { try body(error) }) }
             }
         }
     }
@@ -112,8 +108,7 @@ extension Promise {
                 body(result)
                 child._settle(result, &work)
             } else {
-                child._markInFlight()
-                executor.execute {
+                child._dispatchHandler(on: executor, evenIfCancelled: true) {
                     body(result)
                     child._settle(result)
                 }
@@ -140,6 +135,26 @@ extension Promise {
             } else {
                 adopter._settle(result._result(Value.self), &work)
             }
+        }
+    }
+}
+
+extension Promise {
+    /// Runs `handler`, which settles this child, on `executor`, unless this
+    /// child has been cancelled by the time it would start; meanwhile the
+    /// child is recorded as in flight under its settled parent.
+    ///
+    /// Out of line and unspecialised: this is the path through an executor,
+    /// where a dispatch costs far more than a generic call, and written into
+    /// each handler it made the compiler outline part of the `.inline` path
+    /// (callgrind: one instruction more per `then` + `fulfill`).
+    @usableFromInline
+    func _dispatchHandler(
+        on executor: some Executor, evenIfCancelled: Bool = false, _ handler: @escaping @Sendable () -> Void
+    ) {
+        _markInFlight()
+        executor.execute { [self] in
+            if evenIfCancelled || isPending { handler() }
         }
     }
 }
