@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Promise
+import Synchronization
 import Testing
 
 /// Many threads at once, deep chains and wide trees: the core must stay exact and must not
@@ -304,5 +305,47 @@ struct ConcurrencyStressTests {
         }
         #expect(finished)
         #expect(await joined.fulfilledValue(within: .seconds(30)) == Array(0..<10_000))
+    }
+}
+
+/// Two threads meeting at every round, so that their calls overlap as closely as they can.
+final class RoundBarrier: Sendable {
+    private let arrived = Atomic<Int>(0)
+    private let parties: Int
+
+    init(parties: Int) { self.parties = parties }
+
+    /// Waits until every party has arrived for `round` (0, 1, 2, …, the same on every thread).
+    func arrive(round: Int) {
+        arrived.add(1, ordering: .acquiringAndReleasing)
+        while arrived.load(ordering: .acquiring) < parties * (round + 1) {}
+    }
+}
+
+@Suite("Resolve racing cancel", .serialized, .timeLimit(.minutes(3)))
+struct ResolveRacingCancelTests {
+    @Test("resolve racing a cancel of the resolved promise never cancels a source that another consumer holds")
+    func resolveRacingCancelKeepsSharedSource() async {
+        // Arrange: each source has a consumer of its own that stays.
+        let rounds = 100_000
+        let sources = (0..<rounds).map { _ in Promise<Int>() }
+        let kept = sources.map { $0.then(on: .inline) { $0 } }
+        let adopters = (0..<rounds).map { _ in Promise<Int>() }
+        let barrier = RoundBarrier(parties: 2)
+
+        // Act.
+        let finished = await runOnThreads(2, timeout: .seconds(120)) { thread in
+            for round in 0..<rounds {
+                barrier.arrive(round: round)
+                if thread == 0 { adopters[round].resolve(sources[round]) } else { adopters[round].cancel() }
+            }
+        }
+
+        // Assert.
+        #expect(finished)
+        let cancelledSources = sources.filter(\.isCancelled).count
+        #expect(cancelledSources == 0, "\(cancelledSources) of \(rounds) sources cancelled under a live consumer")
+        let keptPending = kept.filter(\.isPending).count
+        #expect(keptPending == rounds)
     }
 }

@@ -292,6 +292,36 @@ struct ExecutorTests {
         #expect(firstThread.value != secondThread.value)
     }
 
+    @Test("ThreadExecutor.stop lets queued work finish and drops work submitted afterwards")
+    func threadExecutorStop() async {
+        let executor = ThreadExecutor(name: "PromiseTests.stop")
+        let gate = DispatchSemaphore(value: 0)
+        let order = Recorder<Int>()
+        executor.execute { gate.wait() }
+        for index in 0..<10 { executor.execute { order.append(index) } }
+        executor.stop()
+        executor.execute { order.append(99) }
+        gate.signal()
+        #expect(await eventually { order.count == 10 })
+        #expect(await holds(for: .milliseconds(100)) { order.values == Array(0..<10) })
+    }
+
+    @Test("ThreadExecutor.isCurrent is true on its thread only")
+    func threadExecutorIsCurrent() async {
+        let executor = ThreadExecutor(name: "PromiseTests.isCurrent")
+        let other = ThreadExecutor(name: "PromiseTests.isCurrent.other")
+        defer {
+            executor.stop()
+            other.stop()
+        }
+        let seen = LockedBox<(own: Bool, other: Bool)?>(nil)
+        executor.execute { seen.value = (executor.isCurrent, other.isCurrent) }
+        #expect(await eventually { seen.value != nil })
+        #expect(seen.value?.own == true)
+        #expect(seen.value?.other == false)
+        #expect(!executor.isCurrent)
+    }
+
     // MARK: Priority executors
 
     @Test("the priority executors run handlers, never on the caller's stack", arguments: ["high", "low", "lowest"])

@@ -331,4 +331,112 @@ struct PromiseCancelTests {
         child.cancel()
         #expect(await inner.rejectionError() is CancellationError)
     }
+
+    // MARK: Through settled promises
+
+    @Test("cancel on a fulfilled promise returns false, keeps its value and cancels a child whose handler has not started")
+    func cancelSettledForwardsToQueuedChild() async {
+        // Arrange: the child's handler is queued behind a blocked job.
+        let ran = Counter()
+        let queue = DispatchQueue(label: "blocked")
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let root = Promise(value: 1)
+        let child = root.then(on: queue) { value -> Int in ran.add(); return value }
+
+        // Act.
+        let cancelled = root.cancel()
+        gate.signal()
+
+        // Assert.
+        #expect(!cancelled)
+        #expect(root.fulfilledNow == 1)
+        #expect(await child.rejectionError() is CancellationError)
+        #expect(await holds { ran.value == 0 })
+    }
+
+    @Test("cancel on a fulfilled root reaches the promise a step returned, and the steps after it")
+    func cancelSettledForwardsThroughAdoption() async {
+        let innerCancelled = Counter()
+        let inner = Promise<Int>()
+        inner.onCancel(on: .inline) { innerCancelled.add() }
+        let root = Promise(value: 1)
+        let step: Promise<Int> = root.then(on: .inline) { _ in inner }
+        let next = step.then { $0 + 1 }
+        #expect(!root.cancel())
+        #expect(root.fulfilledNow == 1)
+        #expect(inner.isCancelled)
+        #expect(innerCancelled.value == 1)
+        #expect(step.isCancelled)
+        #expect(await next.rejectionError() is CancellationError)
+    }
+
+    @Test("cancel on a fulfilled root is forwarded through a settled step to the step still queued")
+    func cancelSettledForwardsThroughSettledStep() async {
+        let ran = Counter()
+        let queue = DispatchQueue(label: "blocked")
+        let gate = DispatchSemaphore(value: 0)
+        let root = Promise(value: 1)
+        let first = root.then(on: DispatchQueue.global()) { $0 + 1 }
+        #expect(await first.fulfilledValue() == 2)
+        queue.async { gate.wait() }
+        let second = first.then(on: queue) { value -> Int in ran.add(); return value }
+        #expect(!root.cancel())
+        gate.signal()
+        #expect(await second.rejectionError() is CancellationError)
+        #expect(first.fulfilledNow == 2)
+        #expect(await holds { ran.value == 0 })
+    }
+
+    @Test("a then child cancelled after its parent settled but before its handler started does not run it")
+    func cancelledChildSkipsHandler() async {
+        let ran = Counter()
+        let queue = DispatchQueue(label: "blocked")
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let child = Promise(value: 1).then(on: queue) { value -> Int in ran.add(); return value }
+        let recovered = Promise<Int>(error: TestError.boom).recover(on: queue) { _ -> Int in ran.add(); return 0 }
+        #expect(child.cancel())
+        #expect(recovered.cancel())
+        gate.signal()
+        let drained = Counter()
+        queue.async { drained.add() }
+        #expect(await eventually { drained.value == 1 })
+        #expect(ran.value == 0)
+    }
+
+    @Test("the promise a handler returned is cancelled when its child was cancelled while the handler ran")
+    func cancelWhileHandlerRunsCancelsReturnedPromise() async {
+        let started = Counter()
+        let release = DispatchSemaphore(value: 0)
+        let inner = Promise<Int>()
+        let child: Promise<Int> = Promise(value: 1).then(on: DispatchQueue.global()) { _ in
+            started.add()
+            release.wait()
+            return inner
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(child.cancel())
+        release.signal()
+        #expect(await inner.rejectionError() is CancellationError)
+    }
+
+    @Test("a returned promise that another consumer holds is not cancelled with the child")
+    func cancelWhileHandlerRunsKeepsSharedReturnedPromise() async {
+        let started = Counter()
+        let release = DispatchSemaphore(value: 0)
+        let shared = Promise<Int>()
+        let other = shared.then { $0 }
+        let child: Promise<Int> = Promise(value: 1).then(on: DispatchQueue.global()) { _ in
+            started.add()
+            release.wait()
+            return shared
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(child.cancel())
+        release.signal()
+        #expect(await holds(for: .milliseconds(100)) { shared.isPending })
+        shared.fulfill(4)
+        #expect(await other.fulfilledValue() == 4)
+    }
 }

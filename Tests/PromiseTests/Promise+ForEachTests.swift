@@ -1,3 +1,4 @@
+import Foundation
 import Promise
 import Testing
 
@@ -107,5 +108,39 @@ struct PromiseForEachTests {
         #expect(await gates[0].rejectionError() is CancellationError)
         #expect(await gates[1].rejectionError() is CancellationError)
         #expect(await holds { started.count == 2 })
+    }
+
+    @Test("cancelling forEach gives up an element promise that another consumer holds, without cancelling it")
+    func forEachCancelKeepsSharedElement() async {
+        let shared = Promise<Int>()
+        let other = shared.then { $0 + 1 }
+        let started = Counter()
+        let loop = Promise<Int>.forEach([1]) { _ -> Promise<Int> in
+            started.add()
+            return shared
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(await holds { loop.isPending })
+        loop.cancel()
+        #expect(await holds(for: .milliseconds(100)) { shared.isPending })
+        shared.fulfill(1)
+        #expect(await other.fulfilledValue() == 2)
+    }
+
+    @Test("cancelling forEach while the body runs cancels the promise the body then returns")
+    func forEachCancelWhileBodyRuns() async {
+        let element = Promise<Int>()
+        let started = Counter()
+        let release = LockedBox(false)
+        let loop = Promise<Int>.forEach([1]) { _ -> Promise<Int> in
+            started.add()
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while !release.value && ContinuousClock.now < deadline { usleep(1_000) }
+            return element
+        }
+        #expect(await eventually { started.value == 1 })
+        loop.cancel()
+        release.value = true
+        #expect(await element.rejectionError() is CancellationError)
     }
 }

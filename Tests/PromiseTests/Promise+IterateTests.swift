@@ -81,4 +81,22 @@ struct PromiseIterateTests {
         #expect(loop.isCancelled)
         #expect(await holds { counters.count == 1 })
     }
+
+    @Test("cancelling iterate gives up a step promise that another consumer holds, without cancelling it")
+    func iterateCancelKeepsSharedStep() async {
+        let shared = Promise<Int>()
+        let other = shared.then { $0 + 1 }
+        let started = Counter()
+        let loop = Promise<Int>.iterate { number -> Promise<Int>? in
+            guard number == 0 else { return nil }
+            started.add()
+            return shared
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(await holds { loop.isPending })
+        loop.cancel()
+        #expect(await holds(for: .milliseconds(100)) { shared.isPending })
+        shared.fulfill(1)
+        #expect(await other.fulfilledValue() == 2)
+    }
 }

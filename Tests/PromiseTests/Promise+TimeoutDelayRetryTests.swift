@@ -139,4 +139,51 @@ struct PromiseTimeoutDelayRetryTests {
         #expect(await result.rejectionError() as? TestError == .boom)
         #expect(clock.now - start >= .milliseconds(80))
     }
+
+    @Test("cancelling retry gives up an attempt's promise that another consumer holds, without cancelling it")
+    func retryCancelKeepsSharedAttempt() async {
+        let shared = Promise<Int>()
+        let other = shared.then { $0 + 1 }
+        let started = Counter()
+        let retried = Promise<Int>.retry(attempts: 3) { () -> Promise<Int> in
+            started.add()
+            return shared
+        }
+        #expect(await eventually { started.value == 1 })
+        #expect(await holds { retried.isPending })
+        retried.cancel()
+        #expect(await holds(for: .milliseconds(100)) { shared.isPending })
+        shared.fulfill(1)
+        #expect(await other.fulfilledValue() == 2)
+        #expect(started.value == 1)
+    }
+
+    // MARK: cancelling timeout and delay
+
+    @Test("cancelling a timeout child cancels it, and its source when that has no other child")
+    func cancelTimeout() async {
+        let source = Promise<Int>()
+        let limited = source.timeout(.milliseconds(50))
+        #expect(limited.cancel())
+        #expect(await source.rejectionError() is CancellationError)
+        try? await Task.sleep(for: .milliseconds(100))
+        #expect(limited.isCancelled)
+    }
+
+    @Test("cancelling Promise.delay leaves it cancelled when the time comes")
+    func cancelDelay() async {
+        let delayed = Promise<Void>.delay(.milliseconds(30))
+        #expect(delayed.cancel())
+        try? await Task.sleep(for: .milliseconds(80))
+        #expect(delayed.isCancelled)
+    }
+
+    @Test("cancelling the delay child of a fulfilled promise cancels it at once, keeping the source's value")
+    func cancelDelayChild() async {
+        let source = Promise(value: 5)
+        let delayed = source.delay(.seconds(10))
+        #expect(delayed.cancel())
+        #expect(delayed.isCancelled)
+        #expect(source.fulfilledNow == 5)
+    }
 }

@@ -52,14 +52,16 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
         let gather = _Gather(count: inputs.count, output: output, decide: decide)
         // When the output is cancelled, each input loses a consumer (and is
         // cancelled if that was its last).
+        // Its handlers, registered with the gather as their key, are
+        // withdrawn from inputs that stay pending.
         output._register(_Callback(follower: nil) { _, cancelled, work in
             guard cancelled else { return }
-            for input in inputs { _cancelUpwards(from: input, &work) }
+            for input in inputs { _cancelUpwards(from: _UpwardStep(parent: input, child: gather), &work) }
         }, isChild: false)
         for (index, input) in inputs.enumerated() {
             // A consumer: counts as a child for upward cancellation, but sees
             // a cancelled input as a plain rejection.
-            input._register(_Callback(follower: nil) { result, _, _ in
+            input._register(_Callback(follower: gather) { result, _, _ in
                 gather.record(index, result._result(Input.self))
             }, isChild: true)
             input.onProgress(on: .inline) { fraction in gather.progressed(index, fraction) }

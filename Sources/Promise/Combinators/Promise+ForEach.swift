@@ -5,6 +5,9 @@ extension Promise {
     /// The first failure rejects the returned promise, starts no more
     /// elements and cancels those in flight. Progress is the fraction of
     /// elements done. Cancelling the returned promise cancels those in flight.
+    /// An element's promise that other code also consumes (a `then` on it,
+    /// or another combinator) is not cancelled: this loop only gives it up,
+    /// as ``all(_:)`` does with its inputs.
     ///
     /// ```swift
     /// // Upload files four at a time.
@@ -39,7 +42,6 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
         var next = 0
         var done = 0
         var results: [Value?]
-        var inFlight: [Int: Promise<Value>] = [:]
     }
 
     private let items: [Element]
@@ -47,6 +49,7 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
     private let executor: E
     private let body: @Sendable (Element) throws -> Promise<Value>
     private let state: _Locked<State>
+    private let inFlight = _ConsumedInputs<Value>()
 
     init(items: [Element], output: Promise<[Value]>, executor: E,
          body: @escaping @Sendable (Element) throws -> Promise<Value>) {
@@ -71,10 +74,13 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
                     return
                 }
                 guard let result = promise.result else {
-                    state.withLock { $0.inFlight[index] = promise }
-                    promise._observe { [self] result in
-                        if finished(index, result) { startNext() }
-                    }
+                    // Consumed as a child, so that stopping cancels it only
+                    // if nothing else waits on it; a stop that came while
+                    // `body` ran is seen here (it used to be lost).
+                    inFlight.consume(promise, at: index, key: self, _Callback(follower: self) { [self] result, _, _ in
+                        inFlight.settled(at: index)
+                        if finished(index, result._result(Value.self)) { startNext() }
+                    })
                     return
                 }
                 guard finished(index, result) else { return }
@@ -97,7 +103,6 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
             return false
         }
         let (done, results) = state.withLock { state -> (Int, [Value?]?) in
-            state.inFlight[index] = nil
             state.results[index] = value
             state.done += 1
             return (state.done, state.done == items.count ? state.results : nil)
@@ -115,12 +120,10 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
         cancelInFlight()
     }
 
+    /// Starts no more elements and gives up those in flight, cancelling
+    /// the ones nothing else consumes.
     func cancelInFlight() {
-        let inFlight = state.withLock { state -> [Promise<Value>] in
-            state.next = items.count
-            defer { state.inFlight = [:] }
-            return Array(state.inFlight.values)
-        }
-        for promise in inFlight { promise.cancel() }
+        state.withLock { $0.next = items.count }
+        inFlight.stop(key: self)
     }
 }

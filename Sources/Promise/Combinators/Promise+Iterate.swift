@@ -4,7 +4,8 @@ extension Promise {
     ///
     /// Fulfils with every step's value in order; rejects with the first
     /// error, thrown or from a step's promise, and runs no more steps.
-    /// Cancelling the returned promise cancels the step in flight.
+    /// Cancelling the returned promise cancels the step in flight, unless
+    /// other code also consumes that step's promise (as ``all(_:)`` does).
     ///
     /// ```swift
     /// // Fetch pages until one comes back empty.
@@ -26,15 +27,11 @@ extension Promise {
 
 /// One `iterate` loop: the values so far, and the step in flight.
 final class _Iteration<Value: Sendable, E: Executor>: Sendable {
-    private struct State: Sendable {
-        var values: [Value] = []
-        var current: Promise<Value>?
-    }
-
     private let output: Promise<[Value]>
     private let executor: E
     private let step: @Sendable (Int) throws -> Promise<Value>?
-    private let state = _Locked(State())
+    private let values = _Locked<[Value]>([])
+    private let inFlight = _ConsumedInputs<Value>()
 
     init(output: Promise<[Value]>, executor: E, step: @escaping @Sendable (Int) throws -> Promise<Value>?) {
         self.output = output
@@ -57,18 +54,16 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
                     return
                 }
                 guard let next else {
-                    output.fulfill(state.withLock { $0.values })
-                    return
-                }
-                state.withLock { $0.current = next }
-                if !output.isPending {
-                    next.cancel()
+                    output.fulfill(values.withLock { $0 })
                     return
                 }
                 guard let result = next.result else {
-                    next._observe { [self, number] result in
-                        if took(result) { run(step: number + 1) }
-                    }
+                    // Consumed as a child: stopping cancels it only if
+                    // nothing else waits on it.
+                    inFlight.consume(next, at: number, key: self, _Callback(follower: self) { [self, number] result, _, _ in
+                        inFlight.settled(at: number)
+                        if took(result._result(Value.self)) { run(step: number + 1) }
+                    })
                     return
                 }
                 guard took(result) else { return }
@@ -81,7 +76,7 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
     private func took(_ result: Result<Value, any Error>) -> Bool {
         switch result {
         case .success(let value):
-            state.withLock { $0.values.append(value) }
+            values.withLock { $0.append(value) }
             return true
         case .failure(let error):
             output.reject(error)
@@ -89,7 +84,8 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
         }
     }
 
+    /// Gives up the step in flight, cancelling it if nothing else consumes it.
     func cancelStep() {
-        state.withLock { $0.current }?.cancel()
+        inFlight.stop(key: self)
     }
 }

@@ -30,7 +30,8 @@ extension Promise {
     ///
     /// If the awaiting task is cancelled, this throws `CancellationError` at
     /// once and leaves the promise alone: other consumers may still want its
-    /// result. To cancel the promise along with the task, use
+    /// result. What the await registered on the promise is withdrawn, so
+    /// awaits given up on a promise that stays pending leave nothing behind. To cancel the promise along with the task, use
     /// ``value(cancellingOnTaskCancellation:)``.
     ///
     /// ```swift
@@ -54,14 +55,20 @@ extension Promise {
         let resumer = _OnceResumer<Value>()
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                resumer.install(continuation)
-                _observe { result in resumer.resume(with: result) }
+                guard resumer.install(continuation) else { return }
+                // Keyed by the resumer, to be withdrawn on task cancellation.
+                _register(_Callback(follower: resumer, body: _NoBody()) { callback, result, _, _ in
+                    callback.follower(as: _OnceResumer<Value>.self).resume(with: result._result(Value.self))
+                }, isChild: false)
+                // A cancellation between `install` and here withdrew nothing.
+                if resumer.hasResumed { _withdraw(resumer) }
             }
         } onCancel: {
             if cancellingOnTaskCancellation {
                 cancel()
             } else {
                 resumer.resume(with: .failure(CancellationError()))
+                _withdraw(resumer)
             }
         }
     }
@@ -79,7 +86,9 @@ final class _OnceResumer<Value: Sendable>: Sendable {
 
     private let state = _Locked(State())
 
-    func install(_ continuation: UnsafeContinuation<Value, any Error>) {
+    /// Installs `continuation`; false when a result came first and it was
+    /// resumed with that at once.
+    func install(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
         let early = state.withLock { state -> Result<Value, any Error>? in
             if let early = state.early {
                 state.early = nil
@@ -89,7 +98,13 @@ final class _OnceResumer<Value: Sendable>: Sendable {
             state.continuation = continuation
             return nil
         }
-        if let early { continuation.resume(with: early) }
+        guard let early else { return true }
+        continuation.resume(with: early)
+        return false
+    }
+
+    var hasResumed: Bool {
+        state.withLock { $0.resumed }
     }
 
     func resume(with result: Result<Value, any Error>) {

@@ -14,13 +14,17 @@ extension Promise {
     /// - Parameter timeout: How long to wait; nil waits for ever.
     /// - Throws: The rejection error, or ``PromiseError/timedOut`` when the
     ///   time runs out — the promise is then left pending: waiting gives up,
-    ///   it does not cancel.
+    ///   it does not cancel, and leaves nothing registered on the promise.
     public func wait(timeout: Duration? = nil) throws -> Value {
         if let result { return try result.get() }
         let semaphore = DispatchSemaphore(value: 0)
-        _observe { _ in semaphore.signal() }
+        // Keyed by the semaphore, to be withdrawn on timeout.
+        _register(_Callback(follower: semaphore, body: _NoBody()) { callback, _, _, _ in
+            callback.follower(as: DispatchSemaphore.self).signal()
+        }, isChild: false)
         if let timeout {
             if semaphore.wait(timeout: .now() + _nanoseconds(timeout)) == .timedOut {
+                _withdraw(semaphore)
                 throw PromiseError.timedOut
             }
         } else {

@@ -34,7 +34,8 @@ struct _Callback: Sendable {
     /// The child promise this handler settles, if any; also followed for
     /// progress. Kept as one word rather than `any _PromiseNode` (object
     /// and witness table): the witness table is needed only for progress,
-    /// where `followingNode` looks it up.
+    /// where `followingNode` looks it up. An observer that may give up
+    /// (`wait`, `await`) keeps here the object it is withdrawn by instead.
     @usableFromInline
     let follower: _FollowerReference
 
@@ -45,7 +46,7 @@ struct _Callback: Sendable {
     /// A handler whose `invoke` finds its child in `follower` and its
     /// closure in `body` (read back with `body(as:)`).
     @inlinable
-    init<Body>(follower: (any _PromiseNode)?, body: Body, invoke: @escaping Invoke) {
+    init<Body>(follower: (any AnyObject & Sendable)?, body: Body, invoke: @escaping Invoke) {
         self.follower = _FollowerReference(object: follower)
         self.body = _ErasedBody(body)
         self.invoke = invoke
@@ -54,7 +55,7 @@ struct _Callback: Sendable {
     /// A handler that is one closure, capturing what it needs. Costs an
     /// allocation for the captures; for the handlers not on a chain.
     @inlinable
-    init(follower: (any _PromiseNode)?, _ run: @escaping Run) {
+    init(follower: (any AnyObject & Sendable)?, _ run: @escaping Run) {
         self.init(follower: follower, body: _RunBody(call: run)) { callback, result, cancelled, work in
             callback.body(as: _RunBody.self).call(result, cancelled, &work)
         }
@@ -77,10 +78,11 @@ struct _Callback: Sendable {
         unsafeDowncast(follower.object.unsafelyUnwrapped, to: Node.self)
     }
 
-    /// The follower as a promise of unknown type, for progress.
+    /// The follower as a promise of unknown type, for progress; nil for an
+    /// observer's withdrawal key.
     @inlinable
     var followingNode: (any _PromiseNode)? {
-        follower.object.map { $0 as! any _PromiseNode }
+        follower.object.flatMap { $0 as? any _PromiseNode }
     }
 }
 
@@ -237,14 +239,20 @@ protocol _PromiseNode: AnyObject, Sendable {
     func _runPendingCallbacks(_ work: inout _Worklist)
     /// Cancels this promise because an ancestor was cancelled.
     func _cancelFromAncestor(_ work: inout _Worklist)
-    /// One child was cancelled. When that was the last uncancelled child,
-    /// cancels this promise too and returns its parent, to go on upwards.
-    func _childCancelled(_ work: inout _Worklist) -> (any _PromiseNode)?
+    /// One child was cancelled: its handler (found by `child`, if given) is
+    /// withdrawn. When that was the last uncancelled child, cancels this
+    /// promise too and returns its parent, to go on upwards.
+    func _childCancelled(_ child: AnyObject?, _ work: inout _Worklist) -> _UpwardStep?
     /// The promise this one waits on, while pending.
     var _upstream: (any _PromiseNode)? { get }
     /// The next promise for the cycle check (`_upstream`, or further up
     /// through `cycleHint`), and whether this one is locked in.
     var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) { get }
+    /// Cancels this promise as ``Promise/cancel()`` does, or, if it has
+    /// already settled, returns its children in flight to forward to.
+    func _cancelOrForward() -> [any _PromiseNode]
+    /// Records `child` among this settled promise's children in flight.
+    func _addChildInFlight(_ child: any _PromiseNode)
     /// Records a far ancestor for the cycle check (see `cycleHint`).
     func _setCycleHint(_ ancestor: any _PromiseNode)
     /// Follows an ancestor's progress; returns the promises to pass it on to.

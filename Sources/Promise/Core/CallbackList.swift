@@ -33,6 +33,26 @@ struct _CallbackList: Sendable {
         return taken
     }
 
+    /// Removes the first handler whose follower is `follower`, keeping the
+    /// order of the others, and returns it: the caller releases it after
+    /// unlocking, since it may hold the last reference to user captures.
+    @inlinable
+    mutating func remove(following follower: AnyObject) -> _Callback? {
+        if let first, first.follower.object === follower {
+            if var later = rest.array.take() {
+                self.first = later.removeFirst()
+                if !later.isEmpty { rest.array = later }
+            } else {
+                self.first = nil
+            }
+            return first
+        }
+        guard let index = rest.array?.firstIndex(where: { $0.follower.object === follower }) else { return nil }
+        let removed = rest.array!.remove(at: index)
+        if rest.array!.isEmpty { rest.array = nil }
+        return removed
+    }
+
     /// Runs every handler with `result`, which must point to the type the
     /// handlers were made for: the owning promise's `Result<Value, any Error>`.
     @usableFromInline

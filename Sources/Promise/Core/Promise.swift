@@ -213,13 +213,13 @@ extension Promise {
     @inlinable
     func _register(_ callback: consuming _Callback, isChild: Bool, _ work: inout _Worklist) {
         _lock.lock()
-        if isChild { _unsafeState.children += 1 }
         guard _unsafeState.isPending || _unsafeState.callbacksPending else {
             _lock.unlock()
             guard let result else { return }
             withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
             return
         }
+        if isChild { _unsafeState.uncancelledChildren += 1 }
         let progress = _unsafeState.progress
         let follower = progress > 0 ? callback.followingNode : nil
         _unsafeState.callbacks.append(callback)
@@ -232,6 +232,19 @@ extension Promise {
     @inlinable
     func _observe(_ body: @escaping @Sendable (Result<Value, any Error>) -> Void) {
         _register(_Callback(follower: nil) { result, _, _ in body(result._result(Value.self)) }, isChild: false)
+    }
+
+    /// Removes the handler registered with `follower` (a child, or an
+    /// observer's key) while this promise is pending, so that a consumer that
+    /// gave up leaves nothing behind: polling a promise that stays pending for
+    /// days with timed-out waits kept each handler until it settled (400,000
+    /// waits, 106 MiB). Nothing happens if the handler has already run.
+    @usableFromInline
+    func _withdraw(_ follower: AnyObject) {
+        let removed = _withState { $0.callbacks.remove(following: follower) }
+        // Released here, after unlocking: it may hold the last reference to
+        // user captures, whose deinit may touch this promise.
+        withExtendedLifetime(removed) {}
     }
 }
 

@@ -4,7 +4,8 @@ extension Promise {
     ///
     /// The returned promise settles as this one did, after `body` has run
     /// (when cancelled, it is cancelled at once with the rest of the tree,
-    /// and `body` still runs).
+    /// and `body` still runs). Cancelling the returned promise itself does
+    /// not withdraw `body` either: it still runs once this promise settles.
     ///
     /// ```swift
     /// spinner.start()
@@ -19,6 +20,7 @@ extension Promise {
         _ body: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Promise<Value> {
         let child = Promise<Value>(following: self)
+        child._withState { $0.keepsHandlerWhenCancelled = true }
         _register(_alwaysCallback(body, child: child, executor: executor), isChild: true)
         return child
     }

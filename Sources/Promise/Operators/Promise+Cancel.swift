@@ -15,20 +15,44 @@ extension Promise {
     /// thumbnail.cancel()                        // download's only child: it is cancelled too
     /// ```
     ///
+    /// A promise that has already settled keeps its state, but the cancel is
+    /// still forwarded to its descendants that are pending: children whose
+    /// handler is queued or running on an executor (the handler does not
+    /// start once its child is cancelled; a promise it returns is then
+    /// cancelled too, unless another consumer holds it), children adopting
+    /// the promise their handler returned, and theirs (RXPromise's rule). So
+    /// cancelling the fulfilled root of a pipeline stops what still runs
+    /// under it. (Children of `.inline` handlers that settled at once, and
+    /// what hangs below them, are not reached.)
+    ///
     /// - Returns: `true` if this call settled the promise; `false` if it had
     ///   already settled.
     @discardableResult
     public func cancel() -> Bool {
+        let (cancelled, forwardTo) = _cancel()
+        _forwardCancel(to: forwardTo)
+        return cancelled
+    }
+
+    /// Cancels this promise if pending; otherwise returns the children in
+    /// flight that the cancel is forwarded to.
+    @usableFromInline
+    func _cancel() -> (cancelled: Bool, forwardTo: [any _PromiseNode]) {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
-        guard let settlement = _withState({ $0.settle(cancellation) }) else { return false }
+        var keepsHandler = false
+        let settlement = _withState { state -> _Settlement? in
+            keepsHandler = state.keepsHandlerWhenCancelled
+            return state.settle(cancellation)
+        }
+        guard let settlement else { return (false, _childrenInFlight()) }
         var work = _Worklist()
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
         if let parent {
-            _cancelUpwards(from: parent, &work)
+            _cancelUpwards(from: _UpwardStep(parent: parent, child: keepsHandler ? nil : self), &work)
         }
         work.drain()
-        return true
+        return (true, [])
     }
 
     /// Runs `body` on `executor` if this promise ends cancelled, to stop the
@@ -57,12 +81,49 @@ extension Promise {
     }
 }
 
-/// Tells `parent` that one of its children was cancelled, and goes on up as
+extension Promise {
+    /// A consumer registered as a child with `key` as its follower gave up:
+    /// its handler is withdrawn, and this promise is cancelled if that was
+    /// its last uncancelled child (the rule `all` follows for its inputs).
+    @usableFromInline
+    func _consumerCancelled(_ key: AnyObject) {
+        var work = _Worklist()
+        _cancelUpwards(from: _UpwardStep(parent: self, child: key), &work)
+        work.drain()
+    }
+}
+
+/// Cancels `children` (children in flight of a settled promise) and, past
+/// those that have settled too, theirs. A loop, so long pipelines are safe.
+@usableFromInline
+func _forwardCancel(to children: [any _PromiseNode]) {
+    var next = children
+    while let node = next.popLast() {
+        next.append(contentsOf: node._cancelOrForward())
+    }
+}
+
+/// A cancelled child and the parent to tell, on the way up.
+@usableFromInline
+struct _UpwardStep {
+    @usableFromInline let parent: any _PromiseNode
+    /// What the child's handler on `parent` is registered with, to withdraw
+    /// it; nil to leave it there (an `always` child's).
+    @usableFromInline let child: AnyObject?
+
+    @inlinable
+    init(parent: any _PromiseNode, child: AnyObject?) {
+        self.parent = parent
+        self.child = child
+    }
+}
+
+/// Tells a parent that one of its children was cancelled, and goes on up as
 /// long as that cancels the parent too. A loop, so deep chains are safe.
 @usableFromInline
-func _cancelUpwards(from parent: any _PromiseNode, _ work: inout _Worklist) {
-    var next: (any _PromiseNode)? = parent
-    while let node = next {
-        next = node._childCancelled(&work)
+func _cancelUpwards(from step: _UpwardStep, _ work: inout _Worklist) {
+    var next: _UpwardStep? = step
+    while let step = next {
+        next = step.parent._childCancelled(step.child, &work)
     }
 }

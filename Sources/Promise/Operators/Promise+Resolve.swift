@@ -35,11 +35,19 @@ extension Promise {
         work.drain()
     }
 
+    /// A child cancelled while its handler ran no longer consumes the
+    /// promise the handler returned: it counts as a consumer that was
+    /// cancelled, so that promise is cancelled unless another holds it.
     @inlinable
     func _adopt(_ returned: Result<Promise<Value>, any Error>, _ work: inout _Worklist) {
         switch returned {
-        case .success(let other): _adopt(other, &work)
-        case .failure(let error): _settle(.failure(error), &work)
+        case .success(let other):
+            _markInFlight()
+            guard !_adopt(other, &work), isCancelled else { return }
+            other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+            _cancelUpwards(from: _UpwardStep(parent: other, child: self), &work)
+        case .failure(let error):
+            _settle(.failure(error), &work)
         }
     }
 
@@ -50,14 +58,34 @@ extension Promise {
         if other._waits(on: self) {
             return _settle(.failure(PromiseError.cycle), &work)
         }
+        // Counted as a consumer of `other` before being recorded as following
+        // it: a cancel of this promise in between goes up to `other` and must
+        // find itself counted, or it takes the count of another consumer and
+        // cancels `other` under it.
+        let counted = other._withState { state -> Bool in
+            guard state.isPending else { return false }
+            state.uncancelledChildren += 1
+            return true
+        }
+        var replaced = _NodeReference(nil)
         let linked = _withState { state -> Bool in
             guard state.isPending, !state.isLockedIn else { return false }
+            replaced = state.parent.take()
             state.parent = _NodeReference(other)
             state.isLockedIn = true
             return true
         }
-        guard linked else { return false }
-        other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+        // The promise followed until now (a `then` parent) is released here,
+        // after unlocking: this may be its last reference, and its deinit
+        // releases user values and closures whose own deinit may touch this
+        // promise, which would spin for ever on its own lock.
+        withExtendedLifetime(replaced) {}
+        guard linked else {
+            // Never a consumer after all: uncounted without cancelling.
+            if counted { other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } } }
+            return false
+        }
+        other._register(other._adoptCallback(adopter: self), isChild: false, &work)
         return true
     }
 

@@ -4,6 +4,7 @@ extension Promise {
     ///
     /// Fulfils with the first success; rejects with the last attempt's
     /// error. Cancelling the returned promise cancels the attempt in flight
+    /// (unless other code also consumes its promise, as with ``all(_:)``)
     /// and stops retrying.
     ///
     /// ```swift
@@ -35,7 +36,7 @@ final class _Retry<Value: Sendable, E: Executor>: Sendable {
     private let delay: Duration
     private let executor: E
     private let body: @Sendable () throws -> Promise<Value>
-    private let current = _Locked<Promise<Value>?>(nil)
+    private let inFlight = _ConsumedInputs<Value>()
 
     init(output: Promise<Value>, attempts: Int, delay: Duration, executor: E,
          body: @escaping @Sendable () throws -> Promise<Value>) {
@@ -56,14 +57,18 @@ final class _Retry<Value: Sendable, E: Executor>: Sendable {
                 finish(attempt: attempt, .failure(error))
                 return
             }
-            current.withLock { $0 = promise }
-            if !output.isPending { promise.cancel() }
-            promise._observe { [self] result in finish(attempt: attempt, result) }
+            // Consumed as a child: stopping cancels it only if nothing else
+            // waits on it.
+            inFlight.consume(promise, at: attempt, key: self, _Callback(follower: self) { [self] result, _, _ in
+                inFlight.settled(at: attempt)
+                finish(attempt: attempt, result._result(Value.self))
+            })
         }
     }
 
+    /// Gives up the attempt in flight, cancelling it if nothing else consumes it.
     func cancelAttempt() {
-        current.withLock { $0 }?.cancel()
+        inFlight.stop(key: self)
     }
 
     private func finish(attempt: Int, _ result: Result<Value, any Error>) {
