@@ -48,11 +48,38 @@ extension Registry {
     }
 
     /// `cancel`: `id` → record. The core cancels pending descendants, and the
-    /// parent when this was its last uncancelled child.
+    /// parent when this was its last uncancelled child. A settled promise
+    /// answers -32002, and its pending descendants are cancelled.
     func cancel(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
-        guard entry.promise.cancel() else { throw alreadySettled(entry) }
+        guard entry.promise.cancel() else {
+            // Settled: it keeps its state, and its pending descendants are
+            // cancelled all the same (RXPromise's rule, the pinned `cancel`):
+            // cancelling the fulfilled root of a pipeline stops what runs under it.
+            cancelPendingDescendants(of: entry)
+            throw alreadySettled(entry)
+        }
         return entry
+    }
+
+    /// Cancels the pending `then` descendants of the settled `entry`, each
+    /// (and, through the core, everything pending below it) once, going
+    /// through settled children to theirs. Found by the registry's links,
+    /// not the core's: a settled promise the registry has compacted no
+    /// longer has its core promise.
+    private func cancelPendingDescendants(of entry: RemotePromise) {
+        var settled = [entry]
+        while let parent = settled.popLast() {
+            for childID in parent.childIDs {
+                // A forgotten child's id may name an unrelated promise by now.
+                guard let child = entries[childID], child.parentID == parent.id else { continue }
+                if child.isPending {
+                    child.promise.cancel()
+                } else {
+                    settled.append(child)
+                }
+            }
+        }
     }
 
     /// `progress`: `id`, `progress` (0…1), `message?` → record.
