@@ -106,6 +106,9 @@ extension Registry {
         _ job: ExecJob, input: JSONValue, parentState: String, parent: RemotePromise, childID: String
     ) -> Promise<JSONValue> {
         if job.cancelled { return Promise(error: CancellationError()) }
+        // In memory nothing waits for a commit that would see it: a parent
+        // settled while stopping must not start a command the stop will not wait for.
+        if isStopping { return Promise(error: RemoteRejection(message: "not run: the daemon is stopping")) }
         if let child = job.child, !child.isPending {
             return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
         }
