@@ -51,6 +51,16 @@ enum PromiseSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v4") { db in
+            // Numbers that never go back (StoreBatch.counters): the largest
+            // value committed for each name.
+            try db.execute(sql: """
+                CREATE TABLE counters (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    value INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -28,6 +28,7 @@ struct SQLiteBatchWriter {
     private let rollback: SQLiteStatement
     private let delete: SQLiteStatement
     private let upsert: SQLiteStatement
+    private let raiseCounter: SQLiteStatement
 
     /// SQLite's reason a statement failed ("database or disk is full"), and
     /// its result code.
@@ -65,6 +66,10 @@ struct SQLiteBatchWriter {
         delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE sequence = ? AND id = ?").sqliteStatement
         upsert = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO promises (sequence, id, doc) VALUES (?, ?, ?)").sqliteStatement
+        raiseCounter = try db.cachedStatement(sql: """
+            INSERT INTO counters (name, value) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)
+            """).sqliteStatement
     }
 
     /// Deletions, then upserts, then `COMMIT`, leaving out each change that
@@ -90,6 +95,7 @@ struct SQLiteBatchWriter {
             do {
                 let complete = try apply(batch, leftOut: &leftOut)
                 if complete {
+                    try raiseCounters(batch.counters)
                     try run(commit)
                     return leftOut.sorted { $0.key < $1.key }.map(\.value)
                 }
@@ -132,6 +138,15 @@ struct SQLiteBatchWriter {
             }
         }
         return true
+    }
+
+    /// Keeps the largest value of each counter; a failure here is the store's, not a row's.
+    private func raiseCounters(_ counters: [String: Int]) throws {
+        for (name, value) in counters {
+            try bindText(raiseCounter, 1, name)
+            try check(sqlite3_bind_int64(raiseCounter, 2, Int64(value)))
+            try run(raiseCounter)
+        }
     }
 
     /// Drops what a failed bind left bound, so that no row keeps it.

@@ -130,9 +130,13 @@ public final class SQLitePromiseStore: PromiseStore {
                 if !unreadable.isEmpty { try Self.quarantine(unreadable, db) }
                 let quarantined = try Row.fetchAll(
                     db, sql: "SELECT id, sequence, reason, quarantined FROM quarantine ORDER BY number")
+                var counters: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT name, value FROM counters") {
+                    counters[Self.text(row[0])] = row[1]
+                }
                 return StoreContents(promises: promises, quarantined: quarantined.map { row in
                     QuarantinedPromise(id: Self.text(row[0]), sequence: row[1], reason: row[2], time: row[3])
-                })
+                }, counters: counters)
             }
         } catch {
             throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")

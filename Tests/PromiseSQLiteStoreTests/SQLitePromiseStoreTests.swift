@@ -53,6 +53,23 @@ struct SQLitePromiseStoreTests {
         }
     }
 
+    @Test("counters keep the largest value committed, across commits, deletions and a reopening")
+    func countersNeverGoBack() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(upserts: [barePromise], counters: ["nextSequence": 9, "nextGeneratedID": 4]))
+                try store.commit(StoreBatch(deletions: [barePromise.deletion], counters: ["nextSequence": 7]))
+                #expect(try store.load().counters == ["nextSequence": 9, "nextGeneratedID": 4])
+            }
+            let reopened = try SQLitePromiseStore(directory: directory)
+            try reopened.commit(StoreBatch(upserts: [barePromise], counters: ["nextGeneratedID": 5]))
+            let contents = try reopened.load()
+            #expect(contents.counters == ["nextSequence": 9, "nextGeneratedID": 5])
+            #expect(contents.promises.map(\.id) == ["bare"])
+        }
+    }
+
     @Test("load returns promises in ascending sequence, whatever the commit order")
     func loadsInSequenceOrder() throws {
         try withTemporaryDirectory { directory in

@@ -91,6 +91,9 @@ public final class Registry {
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
         journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
+        journal?.counters = { [unowned self] in
+            [Self.nextSequenceCounter: nextSequence, Self.nextGeneratedIDCounter: nextGeneratedID]
+        }
     }
 
     /// How many promises it holds.
@@ -192,6 +195,9 @@ public final class Registry {
 
     /// What daemon-made ids start with: "p1", "p2", …
     static let generatedIDPrefix = "p"
+    /// The names of the numbers the store keeps from going back (``StoreBatch/counters``).
+    static let nextSequenceCounter = "nextSequence"
+    static let nextGeneratedIDCounter = "nextGeneratedID"
 
     /// A fresh daemon-made id ("p1", "p2", …), skipping ids in use or awaited.
     func generateID() -> String {

@@ -96,7 +96,12 @@ extension StoreBatch {
     mutating func append(_ later: StoreBatch) {
         // The usual case, the writer having taken the last batch: adopt the
         // arrays rather than copy each promise (a retain per field) into empty ones.
-        guard !isEmpty else { return self = later }
+        defer { counters.merge(later.counters, uniquingKeysWith: max) }
+        guard !isEmpty else {
+            let kept = counters
+            self = later
+            return counters = kept
+        }
         if !later.deletions.isEmpty && !upserts.isEmpty {
             let deleted = Set(later.deletions)
             upserts.removeAll { deleted.contains(StoreDeletion(id: $0.id, sequence: $0.sequence)) }

@@ -62,6 +62,9 @@ public final class GroupCommit {
     /// unowned reference (a slow-path retain, since the registry is also
     /// weakly referenced) and reads the clock.
     var snapshots: ([String]) -> [StoredPromise] = { _ in [] }
+    /// The numbers each cut carries for the store to keep from going back
+    /// (``StoreBatch/counters``), as they are at the cut.
+    var counters: () -> [String: Int] = { [:] }
 
     // The bookkeeping below is `@exclusivity(unchecked)` for the reason
     // given in `Registry`: loop thread only, no overlapping access, and a
@@ -191,7 +194,7 @@ public final class GroupCommit {
     private func cut() {
         cutScheduled = false
         guard !dirty.isEmpty || !removals.isEmpty else { return }
-        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals)
+        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters())
         // Kept for the next turn's cut, unless a burst (a restore, a mass
         // collection) made them large enough to be worth giving back.
         let keep = dirty.capacity <= 1024

@@ -19,6 +19,7 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
     private let lock = NSLock()
     private var promises = PromiseMap<StoredPromise>()
     private var quarantine: [QuarantinedPromise]
+    private var counters: [String: Int] = [:]
     private var failure: PromiseStoreError?
     private var refused: [String: String] = [:]
     private var commits = 0
@@ -48,7 +49,8 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
 
     public func load() throws -> StoreContents {
         lock.withLock {
-            StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine)
+            StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine,
+                          counters: counters)
         }
     }
 
@@ -71,6 +73,7 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
                 }
                 promises[promise.id] = promise
             }
+            counters.merge(batch.counters, uniquingKeysWith: max)
             commits += 1
             return left
         }

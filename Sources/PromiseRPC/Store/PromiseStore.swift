@@ -54,10 +54,17 @@ public struct StoreBatch: Sendable, Hashable {
     /// Applied before the upserts, so that an id removed and made again in
     /// one batch ends up stored once, under its new sequence.
     public var deletions: [StoreDeletion]
+    /// Numbers that must never go back, whatever is removed: the registry's
+    /// next sequence and next daemon-made id. A store keeps, for each name,
+    /// the largest value any batch gave it, and ``StoreContents`` returns it.
+    /// Without them a restart after retention dropped the newest promises
+    /// handed out their daemon-made ids ("p7") again.
+    public var counters: [String: Int]
 
-    public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = []) {
+    public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = [], counters: [String: Int] = [:]) {
         self.upserts = upserts
         self.deletions = deletions
+        self.counters = counters
     }
 
     public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
@@ -76,10 +83,13 @@ public struct StoreContents: Sendable, Hashable {
     /// Every promise the store holds set aside, oldest first: those found by
     /// this load and those found by earlier ones and not yet removed.
     public var quarantined: [QuarantinedPromise]
+    /// The largest value committed for each of ``StoreBatch/counters``.
+    public var counters: [String: Int]
 
-    public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = []) {
+    public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = [], counters: [String: Int] = [:]) {
         self.promises = promises
         self.quarantined = quarantined
+        self.counters = counters
     }
 }
 
