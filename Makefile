@@ -26,8 +26,9 @@ release: deps
 	$(SWIFT) build $(RELEASE) --product promised
 	$(SWIFT) build $(RELEASE) --product promisectl
 
+# `swift run` takes no --static-swift-stdlib: the binary is started from where the build put it.
 run: release
-	$(SWIFT) run $(RELEASE) --skip-build promised $(if $(SOCKET),--socket $(SOCKET))
+	"$$($(SWIFT) build $(RELEASE) --show-bin-path)/promised" $(if $(SOCKET),--socket $(SOCKET))
 
 # Both binaries, promisectl's completions for bash, zsh and fish, and a systemd
 # user unit for the daemon (`systemctl --user enable --now promised`).
