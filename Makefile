@@ -10,6 +10,12 @@ DESTDIR      ?=
 # no libswiftCore.so and friends to find and relocate at every start (one
 # `promisectl get` costs a few ms less), and nothing to install beside them.
 RELEASE      := -c release --static-swift-stdlib
+# promisectl, started afresh for every step of a script, is linked at a fixed
+# address (not PIE): the loader then has ~900 relative relocations to apply
+# instead of ~78,000, 0.9 ms of a 4.4 ms `promisectl get`. Its own code loses
+# address randomisation (libraries, heap and stack keep it); the long-lived
+# daemon stays PIE.
+CTL_LINK     := -Xlinker -no-pie
 # Debian packages the build and tests need: libuv for the daemon, SQLite for its store, pkg-config to
 # find them, socat for the tests that talk to the socket as another user (ProtocolErrorTests).
 APT_PACKAGES := libuv1-dev libsqlite3-dev pkg-config socat
@@ -24,7 +30,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build $(RELEASE) --product promised
-	$(SWIFT) build $(RELEASE) --product promisectl
+	$(SWIFT) build $(RELEASE) $(CTL_LINK) --product promisectl
 
 # `swift run` takes no --static-swift-stdlib: the binary is started from where the build put it.
 run: release

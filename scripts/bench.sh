@@ -13,9 +13,9 @@ mkdir -p bench
     swift build -c release --product DaemonBenchmarks)
 core=Benchmarks/.build/release/CoreBenchmarks
 daemon_bench=Benchmarks/.build/release/DaemonBenchmarks
-# Built as `make release` builds them (the standard library linked in).
+# Built as `make release` builds them (the standard library linked in, promisectl not PIE).
 swift build -c release --static-swift-stdlib --product promised
-swift build -c release --static-swift-stdlib --product promisectl
+swift build -c release --static-swift-stdlib -Xlinker -no-pie --product promisectl
 bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 promised="$bin/promised"
 
