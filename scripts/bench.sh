@@ -5,8 +5,8 @@
 # counts exactly, however busy the machine is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# redis-tools: redis-cli, the anchor of one promisectl call.
-scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 redis-server redis-tools
+# redis-tools: redis-cli, the anchor of one promisectl call; gcc and make: the C build pipeline.
+scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 redis-server redis-tools gcc make
 
 mkdir -p bench
 (cd Benchmarks && swift build -c release --product CoreBenchmarks &&
@@ -55,6 +55,8 @@ fi
 echo "one call as a fresh process (promisectl get, run -- true, redis-cli get)…" >&2
 python3 scripts/bench_launch.py "$promised" "$bin/promisectl" "$(command -v redis-server)" "$(command -v redis-cli)" \
     > bench/launch.jsonl
+echo "a 21-file C build: make -j2 and promisectl run steps…" >&2
+python3 scripts/bench_pipeline.py "$promised" "$bin/promisectl" >> bench/launch.jsonl
 
 python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl bench/launch.jsonl \
     > bench/results.md

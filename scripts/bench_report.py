@@ -137,12 +137,15 @@ def launch_section(path):
 
     add("one `promisectl get` <= 0.7x one `redis-cli get` (Unix socket)", "launch.promisectl.get", 0.7, "redis-cli get")
     add("`promisectl run ID -- true` <= 2x one `promisectl get`", "launch.promisectl.run-true", 2.0, "promisectl get")
+    add("21-file C build, `promisectl run` steps under `xargs -P2`: <= 1.1x `make -j2`", "pipeline.promisectl-run", 1.1,
+        "make -j2")
 
     print()
-    print("### One call from a shell script (a fresh process each)")
+    print("### One call from a shell script (a fresh process each), and a pipeline")
     print()
     print("Median wall time of a launch to its reaping, each subject launched the same way, in alternating rounds;")
-    print("launch.true (`/bin/true`) is the floor, what starting any process costs here.")
+    print("launch.true (`/bin/true`) is the floor, what starting any process costs here. pipeline.*: the 21-file")
+    print("C build of issue 20 from scratch (20 compiles, link, test), by make -j2 and by promisectl run steps under xargs -P2.")
     print()
     print("| benchmark | median | unit | p90 | vs anchor | vs floor |")
     print("| --- | ---: | --- | ---: | ---: | ---: |")
