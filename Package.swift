@@ -29,6 +29,8 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        // pidfd_open for promisectl run, which Swift's Glibc module does not offer.
+        .systemLibrary(name: "CLinuxProcess"),
         .target(
             name: "Promise",
             swiftSettings: strictSettings
@@ -67,6 +69,7 @@ let package = Package(
             name: "promisectl",
             dependencies: [
                 "PromiseRPC",
+                "CLinuxProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

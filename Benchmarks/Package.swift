@@ -1,5 +1,10 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
+
+/// SwiftPM names a path dependency after its folder: "main" in the main
+/// checkout, the worktree's name elsewhere.
+let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 // A package of its own so that swift-nio, which the benchmarks compare
 // against, never becomes a dependency of the libraries or of the tests.
@@ -18,7 +23,7 @@ let package = Package(
             name: "CoreBenchmarks",
             dependencies: [
                 "BenchmarkSupport",
-                .product(name: "Promise", package: "main"),
+                .product(name: "Promise", package: rootPackage),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

@@ -5,15 +5,19 @@
 # counts exactly, however busy the machine is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 redis-server
+# redis-tools: redis-cli, the anchor of one promisectl call; gcc and make: the C build pipeline.
+scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 redis-server redis-tools gcc make
 
 mkdir -p bench
 (cd Benchmarks && swift build -c release --product CoreBenchmarks &&
     swift build -c release --product DaemonBenchmarks)
 core=Benchmarks/.build/release/CoreBenchmarks
 daemon_bench=Benchmarks/.build/release/DaemonBenchmarks
-swift build -c release --product promised
-promised="$(swift build -c release --show-bin-path)/promised"
+# Built as `make release` builds them (the standard library linked in, promisectl not PIE).
+swift build -c release --static-swift-stdlib --product promised
+swift build -c release --static-swift-stdlib -Xlinker -no-pie --product promisectl
+bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
+promised="$bin/promised"
 
 echo "core benchmarks (timed, median of 7 rounds)…" >&2
 "$core" > bench/core.jsonl
@@ -47,5 +51,13 @@ if [ "$(nproc)" -ge 2 ]; then
         --only pinned --server-cpu 0 >> bench/daemon.jsonl
 fi
 
-python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl > bench/results.md
+# One call from a shell script: promisectl get and run against redis-cli get.
+echo "one call as a fresh process (promisectl get, run -- true, redis-cli get)…" >&2
+python3 scripts/bench_launch.py "$promised" "$bin/promisectl" "$(command -v redis-server)" "$(command -v redis-cli)" \
+    > bench/launch.jsonl
+echo "a 21-file C build: make -j2 and promisectl run steps…" >&2
+python3 scripts/bench_pipeline.py "$promised" "$bin/promisectl" >> bench/launch.jsonl
+
+python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl bench/launch.jsonl \
+    > bench/results.md
 cat bench/results.md

@@ -120,7 +120,44 @@ def daemon_section(path):
     return {"results": rows, "targets": targets}
 
 
-def main(timed_path, allocations_path, daemon_path=None):
+def launch_section(path):
+    """One command-line call as a fresh process, against redis-cli and the launch floor."""
+    rows = read_lines(path)
+    by_name = {row["name"]: row for row in rows}
+    for row in rows:
+        row["vsAnchor"] = ratio_to(row, "anchor", by_name)
+        row["vsFloor"] = ratio_to(row, "floor", by_name)
+    targets = []
+
+    def add(text, row_name, limit, other):
+        row = by_name.get(row_name)
+        if row is not None and row["vsAnchor"] is not None:
+            targets.append({"target": text, "met": row["vsAnchor"] <= limit,
+                            "figure": f"{row['value']:.2f} ms, {row['vsAnchor']:.2f}x {other}"})
+
+    add("one `promisectl get` <= 0.7x one `redis-cli get` (Unix socket)", "launch.promisectl.get", 0.7, "redis-cli get")
+    add("`promisectl run ID -- true` <= 2x one `promisectl get`", "launch.promisectl.run-true", 2.0, "promisectl get")
+    add("21-file C build, `promisectl run` steps under `xargs -P2`: <= 1.1x `make -j2`", "pipeline.promisectl-run", 1.1,
+        "make -j2")
+
+    print()
+    print("### One call from a shell script (a fresh process each), and a pipeline")
+    print()
+    print("Median wall time of a launch to its reaping, each subject launched the same way, in alternating rounds;")
+    print("launch.true (`/bin/true`) is the floor, what starting any process costs here. pipeline.*: the 21-file")
+    print("C build of issue 20 from scratch (20 compiles, link, test), by make -j2 and by promisectl run steps under xargs -P2.")
+    print()
+    print("| benchmark | median | unit | p90 | vs anchor | vs floor |")
+    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    for row in rows:
+        vs_anchor = f"{row['vsAnchor']:.2f}x" if row["vsAnchor"] is not None else ""
+        vs_floor = f"{row['vsFloor']:.2f}x" if row["vsFloor"] is not None else ""
+        print(f"| {row['name']} | {row['value']:.2f} | {row['unit']} | {row['p90']:.2f} | {vs_anchor} | {vs_floor} |")
+    print_targets(targets)
+    return {"results": rows, "targets": targets}
+
+
+def main(timed_path, allocations_path, daemon_path=None, launch_path=None):
     timed = read_lines(timed_path)
     allocations = {row["name"]: row["allocationsPerOp"] for row in read_lines(allocations_path)}
     by_name = {row["name"]: row for row in timed}
@@ -143,9 +180,11 @@ def main(timed_path, allocations_path, daemon_path=None):
     report = {"core": results, "coreTargets": targets}
     if daemon_path is not None:
         report["daemon"] = daemon_section(daemon_path)
+    if launch_path is not None:
+        report["launch"] = launch_section(launch_path)
     with open("bench/results.json", "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

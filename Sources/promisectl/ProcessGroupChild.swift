@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,12 @@ final class ProcessGroupChild {
     private(set) var standardOutput: Int32
     private(set) var standardError: Int32
     private(set) var termination: Termination?
+    /// A pidfd that becomes readable when the command exits, so that a poll
+    /// wakes at its end; -1 once reaped, or where `pidfd_open` is missing
+    /// (Linux < 5.3, some seccomp filters): then only a poll timeout notices
+    /// the end. A pipe's end of input is no substitute: the command can close
+    /// its output, or hand it to a background process, long before it exits.
+    private(set) var exitDescriptor: Int32 = -1
 
     /// Starts `arguments[0]` (searched in PATH) with `arguments`, inheriting
     /// stdin and the environment. The signals in `defaultSignals` are reset to
@@ -79,11 +86,15 @@ final class ProcessGroupChild {
         pid = childPID
         standardOutput = outPipe[0]
         standardError = errPipe[0]
+        // Not reaped yet, so the pid is still ours even if the command has already
+        // exited. A pidfd is close-on-exec from the start.
+        exitDescriptor = CLinuxProcess_pidfd_open(childPID)
     }
 
     deinit {
         closeStandardOutput()
         closeStandardError()
+        closeExitDescriptor()
     }
 
     func closeStandardOutput() {
@@ -92,6 +103,10 @@ final class ProcessGroupChild {
 
     func closeStandardError() {
         if standardError >= 0 { close(standardError); standardError = -1 }
+    }
+
+    private func closeExitDescriptor() {
+        if exitDescriptor >= 0 { close(exitDescriptor); exitDescriptor = -1 }
     }
 
     /// Sends `signal` to the command's whole process group.
@@ -106,6 +121,7 @@ final class ProcessGroupChild {
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
         guard rc == pid else { return nil }
+        closeExitDescriptor()  // readable from now on: it would wake every poll
         let signal = status & 0x7f
         termination = signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
         return termination

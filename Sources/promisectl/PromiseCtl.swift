@@ -29,6 +29,9 @@ struct PromiseCtl: ParsableCommand {
               promisectl --socket /tmp/p.sock forget build/lib
             """,
         version: PromiseProtocol.daemonVersion,
+        // Each names itself (`commandName:`): else ArgumentParser derives every
+        // name from `String(describing:)` of its type at each start, dynamic casts
+        // that scan all the protocol conformances of the statically linked binary.
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,

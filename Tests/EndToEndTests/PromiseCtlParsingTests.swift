@@ -24,6 +24,13 @@ struct PromiseCtlParsingTests {
         #expect(command.command == ["grep", "--count", "x"])
     }
 
+    @Test("every command names itself, so that start-up derives no name from a type by reflection")
+    func commandNamesAreExplicit() {
+        for command in PromiseCtl.configuration.subcommands {
+            #expect(command.configuration.commandName != nil, "\(command)")
+        }
+    }
+
     @Test("--socket is accepted by every command")
     func sharedSocketOption() throws {
         let command = try #require(try PromiseCtl.parseAsRoot(["cancel", "a", "--socket", "/tmp/x.sock"]) as? PromiseCtl.Cancel)

@@ -139,8 +139,10 @@ struct PromiseCtlRoughEdgesTests {
         let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
         // `make run` depends on `release`, which builds these products with -c release.
         #expect(makefile.contains("\nrun: release\n"))
+        // The release builds: `$(SWIFT) build $(RELEASE) … --product NAME`, RELEASE being `-c release …`.
+        #expect(makefile.contains("\nRELEASE      := -c release"))
         let released = makefile.split(separator: "\n")
-            .filter { $0.contains("build -c release --product ") }
+            .filter { $0.contains("build $(RELEASE)") && $0.contains("--product ") }
             .compactMap { $0.split(separator: " ").last.map { ".build/release/\($0)" } }
         #expect(Set(released) == [".build/release/promised", ".build/release/promisectl"])
         let named = readme.matches(of: /\.build\/[A-Za-z0-9_.\/-]*[A-Za-z0-9_]/).map { String($0.output) }

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct All: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "all",
             abstract: "Make a promise fulfilled with every input's value, in order; print its id.",
             discussion: """
                 Policies: fail-fast (default: rejects with the first rejection), all-errors \

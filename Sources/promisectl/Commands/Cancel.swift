@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Cancel: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "cancel",
             abstract: "Cancel a promise and its pending descendants.",
             discussion: """
                 Processes the daemon runs for descendants (then … -- CMD) and commands \

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Create: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a pending promise and print its id.",
             discussion: """
                 Without ID the daemon makes one up. An existing ID is an error (exit 5) \

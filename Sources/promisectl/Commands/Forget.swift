@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Forget: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "forget",
             abstract: "Drop settled promises from the daemon, so that their ids may be created again.",
             discussion: """
                 A promise still pending is kept, and so is a settled one that a pending \

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Get: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Show a promise's state and value without waiting.",
             discussion: """
                 Prints "pending", "fulfilled VALUE", "rejected: MESSAGE (code N)" or \

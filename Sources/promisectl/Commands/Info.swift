@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Info: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Show the daemon's version, counts and limits as JSON.",
             discussion: """
                 Also a cheap liveness check: exits 69 when no daemon answers.

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct List: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List promises, one per line: id, state.",
             discussion: """
                 Follows the daemon's pages until the end (or --limit). --json prints one \

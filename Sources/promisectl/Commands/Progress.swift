@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Progress: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "progress",
             abstract: "Report how far a pending promise has come.",
             discussion: """
                 Subscribers (promisectl watch) receive a progress notification.

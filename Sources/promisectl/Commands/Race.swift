@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Race: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "race",
             abstract: "Make a promise that settles as the first input to settle; print its id.",
             discussion: """
                 Example:

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Reject: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reject",
             abstract: "Reject a promise with a reason.",
             discussion: """
                 The reason is {"message":MESSAGE,"code":N,"data":JSON}; code and data are optional.

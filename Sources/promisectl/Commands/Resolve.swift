@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Resolve: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "resolve",
             abstract: "Fulfil a promise with a value.",
             discussion: """
                 VALUE is JSON (a bare word is not: quote strings or pass --string). \

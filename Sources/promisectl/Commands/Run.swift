@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Run: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "run",
             abstract: "Run a command here and settle a promise from how it ends.",
             discussion: """
                 Creates ID if it does not exist (an ID that is already settled is an \

@@ -5,6 +5,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Then: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "then",
             abstract: "Chain a child promise that the daemon settles, optionally by running a command.",
             discussion: """
                 When ID settles as --on asks (fulfilled by default), the daemon runs CMD in \

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Wait: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "wait",
             abstract: "Block until a promise settles, then print its value.",
             discussion: """
                 The promise need not exist yet: the wait is answered once it is created \

@@ -4,6 +4,7 @@ import PromiseRPC
 extension PromiseCtl {
     struct Watch: ClientCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Print the notifications of some promises, one JSON line each.",
             discussion: """
                 Subscribes to each ID and prints every notification as it arrives, as the \

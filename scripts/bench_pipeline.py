@@ -1,0 +1,125 @@
+"""Issue 20's pipeline: a C build of 21 generated files (20 compile steps, a
+link step after all of them, a test step after the link), run by `make -j2`
+and by a shell script of `promisectl run` steps under `xargs -P2`, against
+one promised (release, in memory). Both build the same files from scratch,
+in ROUNDS rounds taken in alternating order; each figure is the median wall
+time. Prints JSON lines for bench_report.py.
+
+    usage: bench_pipeline.py PROMISED PROMISECTL
+"""
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROUNDS = 7
+FILES = 20  # plus main.c
+
+MAKEFILE = """OBJECTS := $(patsubst %.c,%.o,$(wildcard *.c))
+test: prog
+\t./prog > out.txt
+prog: $(OBJECTS)
+\tcc -o prog $(OBJECTS)
+%.o: %.c
+\tcc -O1 -c $< -o $@
+"""
+
+# The same steps, each settling a promise named after it (RUN is per round).
+SCRIPT = """set -e
+ls f*.c | sed 's/[.]c$//' | xargs -P2 -I{} promisectl run "$RUN/cc/{}" -- cc -O1 -c {}.c -o {}.o
+promisectl run "$RUN/cc/main" -- cc -O1 -c main.c -o main.o
+promisectl run "$RUN/link" -- sh -c 'cc -o prog *.o'
+promisectl run "$RUN/test" -- sh -c './prog > out.txt'
+"""
+
+
+def write_sources(directory):
+    """Small files that still take the compiler a moment, like a real project's."""
+    for n in range(FILES):
+        body = "\n".join(
+            f"static int step{k}(int x) {{ for (int i = 0; i < {k + 3}; i++) x = x * 31 + i; return x; }}"
+            for k in range(40))
+        calls = " + ".join(f"step{k}(x)" for k in range(40))
+        with open(f"{directory}/f{n:02}.c", "w") as f:
+            f.write(f"#include <stdio.h>\n{body}\nint f{n:02}(int x) {{ return {calls}; }}\n")
+    declarations = "".join(f"int f{n:02}(int);\n" for n in range(FILES))
+    total = " + ".join(f"f{n:02}(1)" for n in range(FILES))
+    with open(f"{directory}/main.c", "w") as f:
+        f.write(f"#include <stdio.h>\n{declarations}int main(void) {{ printf(\"%d\\n\", {total}); return 0; }}\n")
+    with open(f"{directory}/Makefile", "w") as f:
+        f.write(MAKEFILE)
+    with open(f"{directory}/build.sh", "w") as f:
+        f.write(SCRIPT)
+
+
+def clean(directory):
+    for name in os.listdir(directory):
+        if name.endswith(".o") or name in ("prog", "out.txt"):
+            os.remove(f"{directory}/{name}")
+
+
+def timed(argv, directory, environment):
+    clean(directory)
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=directory, env=environment, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = (time.perf_counter() - started) * 1000
+    if not os.path.getsize(f"{directory}/out.txt"):
+        raise SystemExit(f"{argv} built nothing")
+    return elapsed
+
+
+def main(promised, promisectl):
+    directory = tempfile.mkdtemp(prefix="bench-pipeline-")
+    socket_path = f"{directory}/promised.sock"
+    sources = f"{directory}/src"
+    os.mkdir(sources)
+    write_sources(sources)
+    # promisectl found on PATH, as a script finds it.
+    ctl_folder = f"{directory}/bin"
+    os.mkdir(ctl_folder)
+    os.symlink(os.path.abspath(promisectl), f"{ctl_folder}/promisectl")
+    environment = {**os.environ, "PROMISED_SOCKET": socket_path, "PATH": f"{ctl_folder}:{os.environ['PATH']}"}
+    with open(f"{directory}/promised.log", "w") as log:
+        daemon = subprocess.Popen([promised, "--in-memory", "--socket", socket_path],
+                                  stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with socket.socket(socket.AF_UNIX) as probe:
+                    probe.connect(socket_path)
+                    break
+            except OSError:
+                if daemon.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("promised did not start")
+                time.sleep(0.02)
+        subjects = {
+            "pipeline.make-j2": lambda _: ["make", "-s", "-j2", "test"],
+            "pipeline.promisectl-run": lambda r: ["sh", "-c", f"RUN=r{r} sh build.sh"],
+        }
+        times = {name: [] for name in subjects}
+        for round_number in range(ROUNDS):
+            order = list(subjects) if round_number % 2 == 0 else list(reversed(subjects))
+            for name in order:
+                times[name].append(timed(subjects[name](round_number), sources, environment))
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+        shutil.rmtree(directory, ignore_errors=True)
+
+    for name, samples in times.items():
+        print(json.dumps({"name": name, "value": statistics.median(samples), "unit": "ms",
+                          "p90": statistics.quantiles(samples, n=10)[-1], "launches": len(samples),
+                          "anchor": "pipeline.make-j2" if name != "pipeline.make-j2" else None, "floor": None}))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    main(*sys.argv[1:3])
