@@ -119,24 +119,6 @@ final class RPCFakeLoop: LoopServices {
     var liveTimers: Int { timers.filter { $0.body != nil }.count }
 }
 
-/// An executor that queues work until ``drain()``: the loop thread's turns, played by the test.
-final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue`.
-    private let lock = NSLock()
-    private var queue: [@Sendable () -> Void] = []
-
-    func execute(_ work: @escaping @Sendable () -> Void) {
-        lock.withLock { queue.append(work) }
-    }
-
-    /// True when no work is queued.
-    var isEmpty: Bool { lock.withLock { queue.isEmpty } }
-
-    /// Runs queued work, and what that work queues, until none is left.
-    func drain() {
-        while let work = lock.withLock({ queue.isEmpty ? nil : queue.removeFirst() }) { work() }
-    }
-}
-
 /// A dispatcher over a registry with fake loop services and the `.inline`
 /// executor: the test's thread plays the loop thread.
 final class RPCHarness {

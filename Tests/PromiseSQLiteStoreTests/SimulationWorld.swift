@@ -75,22 +75,6 @@ final class SimulationLoop: LoopServices {
     }
 }
 
-/// An executor that queues work until ``drain()``: the loop's later turns.
-final class SimulationManualExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue`.
-    private let lock = NSLock()
-    private var queue: [@Sendable () -> Void] = []
-
-    func execute(_ work: @escaping @Sendable () -> Void) {
-        lock.withLock { queue.append(work) }
-    }
-
-    var isEmpty: Bool { lock.withLock { queue.isEmpty } }
-
-    func drain() {
-        while let work = lock.withLock({ queue.isEmpty ? nil : queue.removeFirst() }) { work() }
-    }
-}
-
 /// Messages sent to every simulated client, in the order sent.
 final class SimulationOutbox {
     var messages: [(client: Int, bytes: [UInt8])] = []
@@ -150,7 +134,7 @@ final class SimulationStore: PromiseStore, @unchecked Sendable {  // `lock` guar
 /// registry and dispatcher, with the simulation's clock and clients.
 final class SimulationDaemon {
     let loop: SimulationLoop
-    let journalLoop = SimulationManualExecutor()
+    let journalLoop = RPCManualExecutor()
     let store: SimulationStore
     let registry: Registry
     let dispatcher: Dispatcher

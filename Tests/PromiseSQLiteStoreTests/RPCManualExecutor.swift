@@ -1,0 +1,1 @@
+../PromiseRPCTests/RPCManualExecutor.swift
