@@ -80,12 +80,6 @@ struct PromiseMap<Value> {
     }
 }
 
-extension PromiseMap: ExpressibleByDictionaryLiteral {
-    init(dictionaryLiteral elements: (String, Value)...) {
-        for (id, value) in elements { storage[PromiseKey(id)] = value }
-    }
-}
-
 /// Promise ids, compared as ``PromiseKey``s, in no particular order.
 ///
 /// ```swift
@@ -101,9 +95,6 @@ struct PromiseIDSet: Sequence, ExpressibleByArrayLiteral {
     }
 
     var count: Int { storage.count }
-    var isEmpty: Bool { storage.isEmpty }
-
-    func contains(_ id: String) -> Bool { storage.contains(PromiseKey(id)) }
 
     @discardableResult
     mutating func insert(_ id: String) -> (inserted: Bool, memberAfterInsert: String) {

@@ -187,20 +187,7 @@ final class Connection: RPCPeer {
 
     @discardableResult
     func send(_ message: [UInt8]) -> Bool {
-        guard isOpen else { return false }
-        let backlog = queued.count + pipe.writeQueueSize + heldBytes
-        if backlog > maxOutputBufferBytes {
-            logger.info("Cutting off a client that does not read its answers",
-                           metadata: ["queued.bytes": "\(backlog)", "limit": "\(maxOutputBufferBytes)"])
-            close()
-            return false
-        }
-        if !isReadPaused && state == .active && backlog + message.count > pauseThreshold {
-            // Answers pile up faster than the client reads them: stop taking
-            // requests until they are out (a pipelining client is slowed down,
-            // not cut off).
-            pause()
-        }
+        guard isOpen, admits(message.count) else { return false }
         if !isFlushScheduled && !pipe.isWriting {
             // Writing the first message at once spares a second visit to
             // this connection later in the turn: with a settlement told to
@@ -220,19 +207,29 @@ final class Connection: RPCPeer {
     }
 
     func hold(bytes: Int) {
-        guard isOpen else { return }
-        let backlog = queued.count + pipe.writeQueueSize + heldBytes
+        guard isOpen, admits(bytes) else { return }
         heldBytes += bytes
+    }
+
+    /// Whether `count` more bytes for this client may wait, held or queued:
+    /// past `maxOutputBufferBytes` already waiting, the client is not
+    /// reading and is cut off (false); past half of it, reading pauses.
+    private func admits(_ count: Int) -> Bool {
+        let backlog = queued.count + pipe.writeQueueSize + heldBytes
         if backlog > maxOutputBufferBytes {
             logger.info("Cutting off a client that does not read its answers",
-                        metadata: ["queued.bytes": "\(backlog)", "held.bytes": "\(heldBytes)",
+                        metadata: ["queued.bytes": "\(backlog - heldBytes)", "held.bytes": "\(heldBytes)",
                                    "limit": "\(maxOutputBufferBytes)"])
             close()
-            return
+            return false
         }
-        if !isReadPaused && state == .active && backlog + bytes > pauseThreshold {
+        if !isReadPaused && state == .active && backlog + count > pauseThreshold {
+            // Answers pile up faster than the client reads them: stop taking
+            // requests until they are out (a pipelining client is slowed down,
+            // not cut off).
             pause()
         }
+        return true
     }
 
     func release(bytes: Int) {
