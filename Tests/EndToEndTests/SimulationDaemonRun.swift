@@ -57,7 +57,9 @@ final class SimulationSocket {
 
 /// Measures, on a connection of its own, how long the daemon takes to answer
 /// `info` while the simulation runs: what any other client would wait.
-final class SimulationProbe: @unchecked Sendable {  // `lock` guards everything below it.
+final class SimulationProbe: @unchecked Sendable {  // `lock` guards everything below `bound`.
+    /// Longer answers are stalls.
+    private let bound: Duration
     private let lock = NSLock()
     private var paused = true
     private var stopped = false
@@ -67,8 +69,9 @@ final class SimulationProbe: @unchecked Sendable {  // `lock` guards everything 
     private var slow: [String] = []
     private let done = DispatchSemaphore(value: 0)
 
-    init(socketPath: String) {
+    init(socketPath: String, bound: Duration) {
         self.socketPath = socketPath
+        self.bound = bound
     }
 
     func start() {
@@ -121,7 +124,7 @@ final class SimulationProbe: @unchecked Sendable {  // `lock` guards everything 
             lock.withLock {
                 samples += 1
                 longest = max(longest, elapsed)
-                if elapsed > .seconds(2) && slow.count < 10 { slow.append("info took \(elapsed)") }
+                if elapsed > bound && slow.count < 10 { slow.append("info took \(elapsed)") }
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -175,7 +178,7 @@ struct SimulationDaemonRun {
                 daemon.remove()
             }
         }
-        let probe = SimulationProbe(socketPath: daemon.socketPath)
+        let probe = SimulationProbe(socketPath: daemon.socketPath, bound: options.wallStallBound)
         probe.start()
         probe.resume()
         var sockets: [SimulationSocket] = []
@@ -213,8 +216,8 @@ struct SimulationDaemonRun {
             let elapsed = ContinuousClock.now - sent
             if !isSweep { summary.longestAnswer = max(summary.longestAnswer, elapsed) }
             // A sweep reads every record, megabytes: the probe measures what others wait meanwhile.
-            if elapsed > options.stallBound && !isSweep && !model.hasFailed {
-                model.fail("an answer took \(elapsed), past the stall bound of \(options.stallBound): \(line.summary)")
+            if elapsed > options.wallStallBound && !isSweep && !model.hasFailed {
+                model.fail("an answer took \(elapsed), past the stall bound of \(options.wallStallBound): \(line.summary)")
             }
         }
 

@@ -86,6 +86,11 @@ struct SimulationOptions: Sendable {
     /// or answer (daemon: its wall time) may take longer: the bound on how
     /// long one client's request can hold up the others.
     var stallBound: Duration = .seconds(2)
+    /// The daemon variant's bound on an answer's wall time: a debug daemon
+    /// beside the whole suite on two shared cores may wait for a core longer
+    /// than it works. `SIMULATION_STALL_MS` sets it (a soak on a quiet
+    /// machine: 2000).
+    var wallStallBound: Duration = .milliseconds(Int(number("SIMULATION_STALL_MS") ?? 5_000))
     /// Percent of steps that are a clean restart, and a crash (kill -9)
     /// restart. Each restart sweeps every record once or twice: in process,
     /// half the run's time at 2% each.
