@@ -61,6 +61,22 @@ enum PromiseSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v5") { db in
+            // Step logs (StoredStepLog): the last bytes of a step's stdout
+            // and stderr, as it wrote them (BLOB: not necessarily UTF-8),
+            // keyed by the promise's sequence; a promise's deletion deletes
+            // its log in the same transaction.
+            try db.execute(sql: """
+                CREATE TABLE logs (
+                    sequence INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL,
+                    stdout BLOB NOT NULL,
+                    stderr BLOB NOT NULL,
+                    stdoutDropped INTEGER NOT NULL,
+                    stderrDropped INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

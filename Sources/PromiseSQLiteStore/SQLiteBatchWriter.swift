@@ -29,6 +29,8 @@ struct SQLiteBatchWriter {
     private let delete: SQLiteStatement
     private let upsert: SQLiteStatement
     private let raiseCounter: SQLiteStatement
+    private let deleteLog: SQLiteStatement
+    private let upsertLog: SQLiteStatement
 
     /// SQLite's reason a statement failed ("database or disk is full"), and
     /// its result code.
@@ -66,6 +68,11 @@ struct SQLiteBatchWriter {
         delete = try db.cachedStatement(sql: "DELETE FROM promises WHERE sequence = ? AND id = ?").sqliteStatement
         upsert = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO promises (sequence, id, doc) VALUES (?, ?, ?)").sqliteStatement
+        deleteLog = try db.cachedStatement(sql: "DELETE FROM logs WHERE sequence = ?").sqliteStatement
+        upsertLog = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO logs (sequence, id, stdout, stderr, stdoutDropped, stderrDropped)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """).sqliteStatement
         raiseCounter = try db.cachedStatement(sql: """
             INSERT INTO counters (name, value) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)
@@ -95,6 +102,7 @@ struct SQLiteBatchWriter {
             do {
                 let complete = try apply(batch, leftOut: &leftOut)
                 if complete {
+                    try writeLogs(batch.logs)
                     try raiseCounters(batch.counters)
                     try run(commit)
                     return leftOut.sorted { $0.key < $1.key }.map(\.value)
@@ -118,6 +126,8 @@ struct SQLiteBatchWriter {
                 try check(sqlite3_bind_int64(delete, 1, Int64(deletion.sequence)))
                 try bindText(delete, 2, deletion.id)
                 try run(delete)
+                try check(sqlite3_bind_int64(deleteLog, 1, Int64(deletion.sequence)))
+                try run(deleteLog)
             } catch let failure as Failure where !failure.isStoreWide {
                 leftOut[position] = UnstorableChange(id: deletion.id, sequence: deletion.sequence, reason: failure.message)
                 clear(delete)
@@ -138,6 +148,38 @@ struct SQLiteBatchWriter {
             }
         }
         return true
+    }
+
+    /// Writes the step logs, after the promises. A log SQLite refuses for a
+    /// reason of its own is left out (a log is the step's output, not its
+    /// result: the promise and the rest of the batch still commit); a
+    /// store-wide failure throws.
+    private func writeLogs(_ logs: [StoredStepLog]) throws {
+        for log in logs {
+            do {
+                try check(sqlite3_bind_int64(upsertLog, 1, Int64(log.sequence)))
+                try bindText(upsertLog, 2, log.id)
+                try bindBlob(upsertLog, 3, log.stdout)
+                try bindBlob(upsertLog, 4, log.stderr)
+                try check(sqlite3_bind_int64(upsertLog, 5, Int64(log.stdoutDropped)))
+                try check(sqlite3_bind_int64(upsertLog, 6, Int64(log.stderrDropped)))
+                try run(upsertLog)
+            } catch let failure as Failure where !failure.isStoreWide && sqlite3_get_autocommit(connection) == 0 {
+                clear(upsertLog)
+            }
+        }
+    }
+
+    /// Binds bytes as a BLOB, copied by SQLite.
+    private func bindBlob(_ statement: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]) throws {
+        guard let length = Int32(exactly: bytes.count) else {
+            throw Failure(code: SQLITE_TOOBIG, message: "string or blob too big")
+        }
+        // An empty buffer may have no address, and a nil blob binds NULL.
+        guard !bytes.isEmpty else { return try check(sqlite3_bind_zeroblob(statement, index, 0)) }
+        try bytes.withUnsafeBytes { buffer in
+            try check(sqlite3_bind_blob(statement, index, buffer.baseAddress, length, transient))
+        }
     }
 
     /// Keeps the largest value of each counter; a failure here is the store's, not a row's.

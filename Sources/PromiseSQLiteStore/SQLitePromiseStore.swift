@@ -134,9 +134,10 @@ public final class SQLitePromiseStore: PromiseStore {
                 for row in try Row.fetchAll(db, sql: "SELECT name, value FROM counters") {
                     counters[Self.text(row[0])] = row[1]
                 }
+                let logs = try Self.logs(of: loaded, db)
                 return StoreContents(promises: promises, quarantined: quarantined.map { row in
                     QuarantinedPromise(id: Self.text(row[0]), sequence: row[1], reason: row[2], time: row[3])
-                }, counters: counters)
+                }, counters: counters, logs: logs)
             }
         } catch {
             throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")
@@ -158,6 +159,43 @@ public final class SQLitePromiseStore: PromiseStore {
                 try db.execute(sql: "DELETE FROM promises WHERE sequence = ?", arguments: [sequence])
             }
             return .commit
+        }
+    }
+
+    /// The step logs of the promises loaded (by id, with their sequence).
+    /// Logs of promises no longer stored (quarantined, or refused when the
+    /// log was not) are deleted, so that they do not outlive their promise.
+    private static func logs(of loaded: [PromiseKey: Int64], _ db: Database) throws -> [StoredStepLog] {
+        var logs: [StoredStepLog] = []
+        var orphans: [Int64] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT sequence, id, stdout, stderr, stdoutDropped, stderrDropped FROM logs ORDER BY sequence")
+        while let row = try rows.next() {
+            let sequence: Int64 = row[0]
+            let id = text(row[1])
+            guard loaded[PromiseKey(id)] == sequence else {
+                orphans.append(sequence)
+                continue
+            }
+            logs.append(StoredStepLog(
+                id: id, sequence: Int(sequence), stdout: bytes(row[2]), stderr: bytes(row[3]),
+                stdoutDropped: Int.fromDatabaseValue(row[4]) ?? 0, stderrDropped: Int.fromDatabaseValue(row[5]) ?? 0))
+        }
+        if !orphans.isEmpty {
+            try db.inTransaction(.immediate) {
+                for sequence in orphans { try db.execute(sql: "DELETE FROM logs WHERE sequence = ?", arguments: [sequence]) }
+                return .commit
+            }
+        }
+        return logs
+    }
+
+    /// A column that should hold bytes, as bytes whatever it holds.
+    private static func bytes(_ value: DatabaseValue) -> [UInt8] {
+        switch value.storage {
+        case .blob(let data): Array(data)
+        case .string(let string): Array(string.utf8)
+        default: []
         }
     }
 

@@ -39,6 +39,8 @@ final class RunSession {
     private var killDeadline: ContinuousClock.Instant?
     private var daemonGone = false
     private var askedLimits: JSONValue??
+    /// The command's output, sent to the daemon as the step's log.
+    private let log: RunLogShipper
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50)) {
         self.client = client
@@ -46,6 +48,7 @@ final class RunSession {
         self.command = command
         self.grace = grace
         self.pollMilliseconds = Int32(min(pollTimeout / .milliseconds(1), Double(Int32.max)))
+        log = RunLogShipper(client: client, id: id)
     }
 
     /// Runs the command to its end and returns its shell status.
@@ -81,6 +84,7 @@ final class RunSession {
         if cancelled {
             Failure.report("\(id) was cancelled; stopped \(command[0])")
         } else {
+            if !daemonGone { log.sendAll() }
             settle(outcome(of: termination))
         }
         return termination.shellStatus
@@ -117,6 +121,7 @@ final class RunSession {
                 }
             }
             if !daemonGone { drainNotifications(child) }
+            if !daemonGone { log.sendIfDue() }
             forwardPendingSignals(&signals, to: child)
             if let killDeadline, ContinuousClock.now >= killDeadline {
                 child.signalGroup(SIGKILL)
@@ -136,6 +141,7 @@ final class RunSession {
         }
         let chunk = buffer[..<count]
         writeAll(chunk, to: target)
+        log.add(chunk, stream: stdout ? .stdout : .stderr)
         if stdout {
             if captured.count + count <= maxCapturedBytes {
                 captured.append(contentsOf: chunk)

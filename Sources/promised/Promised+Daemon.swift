@@ -21,6 +21,7 @@ extension Promised {
         if let reservedConnections { limits.reservedConnections = reservedConnections }
         if let maxWaitersForUncreatedIds { limits.maxWaitersForUncreatedIDs = maxWaitersForUncreatedIds }
         if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
+        if let maxLogBytes { limits.maxLogBytes = maxLogBytes }
         limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)
         return limits
     }

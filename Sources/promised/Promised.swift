@@ -106,6 +106,11 @@ struct Promised: ParsableCommand {
                                valueName: "n"))
     var maxSubscriptionsToUncreatedIds: Int?
 
+    @Option(help: ArgumentHelp(
+        "Bytes kept of the end of each step's stdout and of its stderr, for `logs` (default 65536; 0 keeps none).",
+        valueName: "bytes"))
+    var maxLogBytes: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
@@ -120,6 +125,9 @@ struct Promised: ParsableCommand {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }
+        }
+        if let maxLogBytes, !(0...DaemonLimits.maxLogBytesCeiling).contains(maxLogBytes) {
+            throw ValidationError("--max-log-bytes must be from 0 to \(DaemonLimits.maxLogBytesCeiling).")
         }
         if let reservedConnections, reservedConnections < 0 {
             throw ValidationError("--reserved-connections must be 0 or more.")

@@ -62,6 +62,14 @@ public struct DaemonLimits: Sendable, Hashable {
     /// Subscriptions, over all connections, to ids no promise has yet.
     public var maxSubscriptionsToUncreatedIDs: Int = 100_000
 
+    /// Bytes kept of each output stream of a step (`then … exec`, `promisectl
+    /// run`): the last ones, for `logs`. A step holds at most twice this
+    /// (stdout and stderr), in memory and in the store. 0 keeps no output.
+    public var maxLogBytes: Int = 64 << 10
+    /// The largest `maxLogBytes` the daemon takes: a step's log is one
+    /// stored row and one `logs` answer line.
+    public static let maxLogBytesCeiling = 64 << 20
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -83,6 +91,7 @@ public struct DaemonLimits: Sendable, Hashable {
             "reservedConnections": .int(reservedConnections),
             "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
             "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
+            "maxLogBytes": .int(maxLogBytes),
         ])
     }
 }

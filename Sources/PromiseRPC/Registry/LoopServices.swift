@@ -11,6 +11,31 @@ public protocol LoopServices: AnyObject {
         _ spec: ProcessSpec,
         onExit: @escaping (ProcessOutcome) -> Void
     ) throws -> any RunningProcess
+
+    /// Like ``launch(_:onExit:)``, and `onOutput` gets each chunk of the
+    /// process's stdout and stderr as it is read, before `onExit`, for
+    /// the step's log.
+    func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping (StepStream, UnsafeRawBufferPointer) -> Void,
+        onExit: @escaping (ProcessOutcome) -> Void
+    ) throws -> any RunningProcess
+}
+
+extension LoopServices {
+    /// For services that cannot stream output (test fakes): the output
+    /// kept in the outcome is given as one chunk per stream, at the exit.
+    public func launch(
+        _ spec: ProcessSpec,
+        onOutput: @escaping (StepStream, UnsafeRawBufferPointer) -> Void,
+        onExit: @escaping (ProcessOutcome) -> Void
+    ) throws -> any RunningProcess {
+        try launch(spec) { outcome in
+            outcome.stdout.withUnsafeBytes { onOutput(.stdout, $0) }
+            outcome.stderr.withUnsafeBytes { onOutput(.stderr, $0) }
+            onExit(outcome)
+        }
+    }
 }
 
 /// A timer that can be stopped before it fires.

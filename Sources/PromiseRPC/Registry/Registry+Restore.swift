@@ -53,6 +53,7 @@ extension Registry {
             if let rejection { rejections.append((entry, rejection)) }
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
         }
+        restoreLogs(contents.logs)
         if retainMilliseconds != nil { queueSettledForRetention() }
         // Once every promise is back, so that what these settle finds its children in place.
         for (entry, rejection) in rejections where entry.promise.reject(rejection) {

@@ -128,7 +128,7 @@ extension Registry {
     /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
     /// `data.limit` is "maxConnections", as for a refused connection: to a
     /// client both mean "the daemon is full, try later".
-    private func reserveRefusal(_ method: String) -> RPCError {
+    func reserveRefusal(_ method: String) -> RPCError {
         RPCError(
             .limitExceeded,
             "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "

@@ -189,7 +189,10 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
         do {
-            let process = try services.launch(spec) { [weak self, weak job] outcome in
+            let sequence = entries[childID]?.sequence ?? -1
+            let process = try services.launch(spec, onOutput: { [weak self] stream, bytes in
+                self?.appendLog(childID, sequence: sequence, stream, bytes)
+            }) { [weak self, weak job] outcome in
                 self?.runningProcesses -= 1
                 job?.process = nil
                 job?.sharedInput = nil

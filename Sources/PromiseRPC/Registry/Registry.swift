@@ -74,6 +74,8 @@ public final class Registry {
     @exclusivity(unchecked) var settledCount = 0
     /// Settled promises garbage-collected since start.
     var collectedCount = 0
+    /// The steps' output, for `logs` (Registry+Logs.swift).
+    let logBook = StepLogBook()
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.
@@ -91,6 +93,7 @@ public final class Registry {
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
         journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
+        journal?.logSnapshots = { [unowned self] ids in storedLogs(ids) }
         journal?.counters = { [unowned self] in
             [Self.nextSequenceCounter: nextSequence, Self.nextGeneratedIDCounter: nextGeneratedID]
         }
@@ -116,6 +119,7 @@ public final class Registry {
     func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
         forgetUncreatedWatches(of: session, connectionID)
+        if !logBook.follows.isEmpty { stopFollowingLogs(connectionID) }
         for id in session.subscribedIDs {
             removeSubscriber(connectionID, from: id)
         }
@@ -334,6 +338,7 @@ public final class Registry {
         countDependencies(of: entry, by: -1)
         if entry.parentID != nil { shareParentValue(entry) }
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
+        if !logBook.follows.isEmpty { logSettled(entry) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
         // Most promises have neither waiters nor subscribers: no record to
         // make, and while no promise has any, not even an id to hash.

@@ -29,6 +29,9 @@ final class ChildProcess: RunningProcess {
     private let loop: UVLoop
     /// Told when the process is done, so that its owner can forget it.
     private let onFinished: (ChildProcess) -> Void
+    /// Gets each chunk of output as it is read (the step's log). Set right
+    /// after the start: nothing is read before the loop's next turn.
+    var onOutput: ((StepStream, UnsafeRawBufferPointer) -> Void)?
 
     /// Starts `spec.argv` with `environment` (the whole environment, `NAME=value`).
     ///
@@ -120,6 +123,7 @@ final class ChildProcess: RunningProcess {
     }
 
     private func keepStdout(_ bytes: UnsafeRawBufferPointer) {
+        onOutput?(.stdout, bytes)
         let room = limit - stdoutBytes.count
         if bytes.count > room {
             stdoutTruncated = true
@@ -130,6 +134,7 @@ final class ChildProcess: RunningProcess {
     }
 
     private func keepStderr(_ bytes: UnsafeRawBufferPointer) {
+        onOutput?(.stderr, bytes)
         stderrBytes.append(contentsOf: bytes)
         // Trim in large steps so that keeping the tail stays linear.
         if stderrBytes.count > 2 * limit + 4096 {
@@ -177,6 +182,7 @@ final class ChildProcess: RunningProcess {
             stdoutTruncated: stdoutTruncated)
         stdoutBytes = []
         stderrBytes = []
+        onOutput = nil
         onFinished(self)
         onExit(outcome)
     }

@@ -61,14 +61,23 @@ final class UVLoopServices: LoopServices {
     }
 
     func launch(_ spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) throws -> any RunningProcess {
+        try launch(spec, onOutput: { _, _ in }, onExit: onExit)
+    }
+
+    func launch(
+        _ spec: ProcessSpec, onOutput: @escaping (StepStream, UnsafeRawBufferPointer) -> Void,
+        onExit: @escaping (ProcessOutcome) -> Void
+    ) throws -> any RunningProcess {
         var merged = environment
         merged.merge(spec.env) { _, new in new }
         let entries = merged.map { "\($0.key)=\($0.value)" }
         switch start(spec, entries, onExit: onExit) {
         case .success(let child):
+            child.onOutput = onOutput
             return child
         case .failure(let error) where Self.isOutOfDescriptors(error):
             let retry = SpawnRetry(spec: spec, onExit: onExit)
+            retry.onOutput = onOutput
             retrying[ObjectIdentifier(retry)] = retry
             logger.info("Process waits for a file descriptor to start",
                         metadata: ["argv0": "\(spec.argv.first ?? "")", "error": "\(error)"])
@@ -107,6 +116,7 @@ final class UVLoopServices: LoopServices {
             switch start(retry.spec, entries, onExit: { [weak retry] outcome in retry?.end(outcome) }) {
             case .success(let child):
                 retrying[ObjectIdentifier(retry)] = nil
+                child.onOutput = retry.onOutput
                 retry.child = child
             case .failure(let error) where Self.isOutOfDescriptors(error):
                 scheduleRetry(retry, entries, attempt: attempt + 1, error)
@@ -158,6 +168,8 @@ private final class SpawnRetry: RunningProcess {
     var timer: (any ScheduledTimer)?
     /// The process, once it started.
     var child: ChildProcess?
+    /// Given to the process once it starts.
+    var onOutput: ((StepStream, UnsafeRawBufferPointer) -> Void)?
     private var onExit: ((ProcessOutcome) -> Void)?
 
     init(spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) {

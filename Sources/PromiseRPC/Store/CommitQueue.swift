@@ -106,7 +106,12 @@ extension StoreBatch {
             let deleted = Set(later.deletions)
             upserts.removeAll { deleted.contains(StoreDeletion(id: $0.id, sequence: $0.sequence)) }
         }
+        if !later.deletions.isEmpty && !logs.isEmpty {
+            let deleted = Set(later.deletions.map(\.sequence))
+            logs.removeAll { deleted.contains($0.sequence) }
+        }
         deletions += later.deletions
         upserts += later.upserts
+        logs += later.logs
     }
 }

@@ -65,6 +65,9 @@ public final class GroupCommit {
     /// The numbers each cut carries for the store to keep from going back
     /// (``StoreBatch/counters``), as they are at the cut.
     var counters: () -> [String: Int] = { [:] }
+    /// The step logs to write with a cut, given the ids it writes: those
+    /// of the ids that settled (see Registry+Logs.swift).
+    var logSnapshots: ([String]) -> [StoredStepLog] = { _ in [] }
 
     // The bookkeeping below is `@exclusivity(unchecked)` for the reason
     // given in `Registry`: loop thread only, no overlapping access, and a
@@ -81,6 +84,8 @@ public final class GroupCommit {
     /// Every cut up to this one has been committed or has failed.
     @exclusivity(unchecked) private var finishedThrough = 0
     @exclusivity(unchecked) private var cutScheduled = false
+    /// Step logs given to ``write(logs:)`` since the last cut.
+    @exclusivity(unchecked) private var pendingLogs: [StoredStepLog] = []
     @exclusivity(unchecked) private var held: [HeldMessage] = []
     @exclusivity(unchecked) private var heldStart = 0
     /// Every id touched or removed, in order, from the touch numbered
@@ -142,6 +147,15 @@ public final class GroupCommit {
         changed()
     }
 
+    /// Writes these step logs in the next cut, with no promise changed (the
+    /// registry's periodic save of running steps' output). Messages given
+    /// from now on wait for that cut, as for any change.
+    func write(logs: [StoredStepLog]) {
+        guard !logs.isEmpty else { return }
+        pendingLogs += logs
+        changed()
+    }
+
     /// How many ids were touched or removed since start.
     private var touchCount: Int { touchLogBase + touchLog.count }
 
@@ -193,8 +207,15 @@ public final class GroupCommit {
     /// for the retry.
     private func cut() {
         cutScheduled = false
-        guard !dirty.isEmpty || !removals.isEmpty else { return }
-        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters())
+        guard !dirty.isEmpty || !removals.isEmpty || !pendingLogs.isEmpty else { return }
+        var logs = dirty.isEmpty ? pendingLogs : pendingLogs + logSnapshots(dirty)
+        pendingLogs = []
+        if !removals.isEmpty && !logs.isEmpty {
+            // Logs are written after deletions: one of a promise dropped since would outlive it.
+            let removed = Set(removals.map(\.sequence))
+            logs.removeAll { removed.contains($0.sequence) }
+        }
+        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters(), logs: logs)
         // Kept for the next turn's cut, unless a burst (a restore, a mass
         // collection) made them large enough to be worth giving back.
         let keep = dirty.capacity <= 1024

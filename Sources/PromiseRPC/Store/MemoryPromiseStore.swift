@@ -20,6 +20,8 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
     private var promises = PromiseMap<StoredPromise>()
     private var quarantine: [QuarantinedPromise]
     private var counters: [String: Int] = [:]
+    /// Step logs by their promise's sequence.
+    private var logs: [Int: StoredStepLog] = [:]
     private var failure: PromiseStoreError?
     private var refused: [String: String] = [:]
     private var commits = 0
@@ -49,8 +51,11 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
 
     public func load() throws -> StoreContents {
         lock.withLock {
+            // As SQLite's does, a log whose promise is not stored is not loaded.
             StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine,
-                          counters: counters)
+                          counters: counters,
+                          logs: logs.values.filter { promises[$0.id]?.sequence == $0.sequence }
+                              .sorted { $0.sequence < $1.sequence })
         }
     }
 
@@ -65,6 +70,7 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
                     continue
                 }
                 promises[deletion.id] = nil
+                logs[deletion.sequence] = nil
             }
             for promise in batch.upserts {
                 if let reason = refused[promise.id] {
@@ -73,10 +79,16 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
                 }
                 promises[promise.id] = promise
             }
+            for log in batch.logs { logs[log.sequence] = log }
             counters.merge(batch.counters, uniquingKeysWith: max)
             commits += 1
             return left
         }
+    }
+
+    /// The stored step log of the promise with `sequence`, if any.
+    public func log(sequence: Int) -> StoredStepLog? {
+        lock.withLock { logs[sequence] }
     }
 
     /// The stored promise `id`, if any.

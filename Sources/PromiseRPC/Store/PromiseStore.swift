@@ -60,14 +60,20 @@ public struct StoreBatch: Sendable, Hashable {
     /// Without them a restart after retention dropped the newest promises
     /// handed out their daemon-made ids ("p7") again.
     public var counters: [String: Int]
+    /// Step logs to write, each replacing the log stored under its sequence;
+    /// applied after the upserts. A deletion removes the log of the promise
+    /// it deletes too.
+    public var logs: [StoredStepLog]
 
-    public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = [], counters: [String: Int] = [:]) {
+    public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = [], counters: [String: Int] = [:],
+                logs: [StoredStepLog] = []) {
         self.upserts = upserts
         self.deletions = deletions
         self.counters = counters
+        self.logs = logs
     }
 
-    public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
+    public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && logs.isEmpty }
 }
 
 /// What ``PromiseStore/load()`` found: the promises to restore, and those
@@ -85,11 +91,15 @@ public struct StoreContents: Sendable, Hashable {
     public var quarantined: [QuarantinedPromise]
     /// The largest value committed for each of ``StoreBatch/counters``.
     public var counters: [String: Int]
+    /// The step logs of ``promises`` (by sequence and id), in no set order.
+    public var logs: [StoredStepLog]
 
-    public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = [], counters: [String: Int] = [:]) {
+    public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = [], counters: [String: Int] = [:],
+                logs: [StoredStepLog] = []) {
         self.promises = promises
         self.quarantined = quarantined
         self.counters = counters
+        self.logs = logs
     }
 }
 

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import PromiseRPC
+
+extension PromiseCtl {
+    struct Logs: ClientCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "logs",
+            abstract: "Print the output a step wrote: the end of its stdout and stderr.",
+            discussion: """
+                Prints what the daemon kept of a `then … exec` or `promisectl run` step's \
+                output: the stdout part to stdout and the stderr part to stderr, as the \
+                step wrote them (bytes that are not UTF-8 show as U+FFFD). The daemon keeps \
+                the last 64 KiB of each stream (promised --max-log-bytes); when a stream \
+                was longer, a note on stderr says how many bytes were cut from its front. \
+                With --follow, output written from now on is printed as it comes, until \
+                the step settles. Exits like `get`: 0 when pending or fulfilled, 1 when \
+                rejected, 2 when cancelled (with --follow: how the step ended); 4 when \
+                there is no such promise.
+
+                Example:
+                  promisectl logs test/lib
+                  promisectl logs --follow build/app 2>&1 | tee build.log
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Argument(help: "The step's id.")
+        var id: String
+
+        @Flag(name: [.short, .long], help: "Keep printing new output until the step settles.")
+        var follow = false
+
+        func run(with client: PromiseClient) throws {
+            let answer: JSONValue
+            if follow {
+                // Subscribed in the same line, so that the end cannot slip in between.
+                let results = try client.batch([
+                    .init("subscribe", ["ids": [.string(id)]]),
+                    .init("logs", ["id": .string(id), "follow": true]),
+                ], timeout: nil)
+                answer = try results[1].get()
+            } else {
+                answer = try client.call("logs", ["id": .string(id)])
+            }
+            Self.print(answer, id: id)
+            var state = answer["state"]?.stringValue ?? "pending"
+            if follow && state == "pending" { state = try followUntilSettled(client) }
+            let status = PromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
+            if status != .success { throw status }
+        }
+
+        /// Prints `log` notifications until the `settled` one; returns the state it tells.
+        private func followUntilSettled(_ client: PromiseClient) throws -> String {
+            while true {
+                guard let notification = try client.nextNotification(timeout: nil),
+                      notification.params["id"]?.stringValue == id
+                else { continue }
+                switch notification.method {
+                case "log":
+                    let text = notification.params["data"]?.stringValue ?? ""
+                    Self.write(text, toStandardError: notification.params["stream"]?.stringValue == "stderr")
+                case "settled":
+                    return notification.params["state"]?.stringValue ?? "pending"
+                default:
+                    continue
+                }
+            }
+        }
+
+        /// The notes about cut streams, then the stdout part, then the stderr part.
+        static func print(_ answer: JSONValue, id: String) {
+            let limit = answer["limit"]?.intValue ?? 0
+            for stream in ["stdout", "stderr"] {
+                guard let dropped = answer[stream + "Dropped"]?.intValue, dropped > 0 else { continue }
+                Failure.report("\(stream) of \(id): the first \(dropped) bytes were cut (the daemon keeps "
+                               + "the last \(limit) bytes of each stream; promised --max-log-bytes sets it)")
+            }
+            write(answer["stdout"]?.stringValue ?? "", toStandardError: false)
+            write(answer["stderr"]?.stringValue ?? "", toStandardError: true)
+        }
+
+        private static func write(_ text: String, toStandardError: Bool) {
+            guard !text.isEmpty else { return }
+            let handle = toStandardError ? FileHandle.standardError : FileHandle.standardOutput
+            handle.write(Data(text.utf8))
+        }
+    }
+}
