@@ -1,0 +1,147 @@
+import Foundation
+import PromiseRPC
+import Testing
+
+/// `promisectl logs`: the output of `then … exec` and `promisectl run` steps,
+/// kept by the daemon, cut from the front past `--max-log-bytes`, durable,
+/// and followed while a step runs.
+@Suite("Step logs")
+struct StepLogsTests {
+    /// Makes parent "p" with an exec child `child` running `script`, resolves
+    /// the parent and waits for the child to settle.
+    private func runStep(_ script: String, child: String, on daemon: E2EDaemon) throws -> PromiseClient.Record {
+        let client = try daemon.client()
+        try client.call("create", ["id": .string(child + "/parent")])
+        try client.call("then", ["id": .string(child + "/parent"), "childId": .string(child), "exec": ["sh", "-c", .string(script)]])
+        try client.call("resolve", ["id": .string(child + "/parent"), "value": 1])
+        return try E2E.record(client.call("wait", ["id": .string(child), "timeoutMs": 10_000]))
+    }
+
+    @Test("logs prints an exec step's stdout to stdout and its stderr to stderr, after success and after failure")
+    func execStepAfterSuccessAndFailure() throws {
+        try E2EDaemon.with { daemon in
+            let good = try runStep("echo built; echo 'warning: slow' >&2; echo 42", child: "good", on: daemon)
+            #expect(good.state == .fulfilled)
+            let goodLogs = try daemon.ctl("logs", "good")
+            #expect(goodLogs.status == 0)
+            #expect(goodLogs.stdout == "built\n42\n")
+            #expect(goodLogs.stderr == "warning: slow\n")
+
+            let bad = try runStep("echo compiling; echo 'error: no such file' >&2; exit 2", child: "bad", on: daemon)
+            #expect(bad.state == .rejected)
+            let badLogs = try daemon.ctl("logs", "bad")
+            #expect(badLogs.status == 1)
+            #expect(badLogs.stdout == "compiling\n")
+            #expect(badLogs.stderr == "error: no such file\n")
+
+            #expect(try daemon.ctl("logs", "missing").status == 4)
+        }
+    }
+
+    @Test("output over --max-log-bytes is cut from the front, and logs says so on stderr")
+    func cutFromFrontWithNote() throws {
+        try E2EDaemon.with(extraArguments: ["--max-log-bytes", "10"]) { daemon in
+            _ = try runStep("printf 'abcdefghij0123456789'; printf 'short' >&2", child: "long", on: daemon)
+            let logs = try daemon.ctl("logs", "long")
+            #expect(logs.status == 0)
+            #expect(logs.stdout == "0123456789")
+            #expect(logs.stderr.contains("stdout of long: the first 10 bytes were cut"))
+            #expect(logs.stderr.contains("promised --max-log-bytes"))
+            #expect(logs.stderr.hasSuffix("short"))
+            #expect(!logs.stderr.contains("stderr of long"))
+            let answer = try daemon.client().call("logs", ["id": "long"])
+            #expect(answer["stdoutDropped"] == 10)
+            #expect(answer["truncated"] == ["stdout": true, "stderr": false])
+            #expect(try daemon.client().call("info")["limits"]?["maxLogBytes"] == 10)
+        }
+    }
+
+    @Test("a run step's output still passes through, and logs prints it afterwards")
+    func runStep() throws {
+        try E2EDaemon.with { daemon in
+            let run = try daemon.ctl("run", "r", "--", "sh", "-c", "echo out one; echo err one >&2; echo out two")
+            #expect(run.status == 0)
+            #expect(run.stdout == "out one\nout two\n")
+            #expect(run.stderr == "err one\n")
+            let logs = try daemon.ctl("logs", "r")
+            #expect(logs.status == 0)
+            #expect(logs.stdout == "out one\nout two\n")
+            #expect(logs.stderr == "err one\n")
+
+            let failed = try daemon.ctl("run", "rf", "--", "sh", "-c", "echo partial; echo broken >&2; exit 3")
+            #expect(failed.status == 3)
+            let failedLogs = try daemon.ctl("logs", "rf")
+            #expect(failedLogs.status == 1)
+            #expect(failedLogs.stdout == "partial\n")
+            #expect(failedLogs.stderr == "broken\n")
+        }
+    }
+
+    @Test("logs survive a restart of a durable daemon, and are dropped with the promise by forget")
+    func durableAcrossRestart() throws {
+        let daemon = try E2EDurableDaemon.started()
+        defer { daemon.remove() }
+        let env = ["PROMISED_SOCKET": daemon.socketPath]
+        let client = try daemon.client()
+        try client.call("create", ["id": "p"])
+        try client.call("then", ["id": "p", "childId": "c", "exec": ["sh", "-c", "echo kept; echo also >&2"]])
+        try client.call("resolve", ["id": "p", "value": 1])
+        _ = try client.call("wait", ["id": "c", "timeoutMs": 10_000])
+        let run = try E2ECommand.run(E2EBinaries.promisectl, ["run", "r", "--", "sh", "-c", "echo from run"], environment: env)
+        #expect(run.status == 0)
+        client.close()
+
+        #expect(daemon.terminate() == 0)
+        try daemon.restart()
+        let logs = try E2ECommand.run(E2EBinaries.promisectl, ["logs", "c"], environment: env)
+        #expect(logs.stdout == "kept\n")
+        #expect(logs.stderr == "also\n")
+        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["logs", "r"], environment: env).stdout == "from run\n")
+
+        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["forget", "c"], environment: env).status == 0)
+        #expect(daemon.terminate() == 0)
+        try daemon.restart()
+        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["logs", "c"], environment: env).status == 4)
+    }
+
+    @Test("logs --follow prints lines as a slow step writes them, and exits when it ends")
+    func followSlowStep() throws {
+        try E2EDaemon.with { daemon in
+            let gate = daemon.socketPath + ".gate"
+            let client = try daemon.client()
+            try client.call("create", ["id": "p"])
+            let script = "echo first; echo err-first >&2; while [ ! -e '\(gate)' ]; do sleep 0.05; done; echo second; exit 4"
+            try client.call("then", ["id": "p", "childId": "slow", "exec": ["sh", "-c", .string(script)]])
+            let follow = try daemon.startCtl("logs", "--follow", "slow")
+            try client.call("resolve", ["id": "p", "value": 1])
+            // The first line comes while the step is still running (it waits for the gate).
+            #expect(E2E.eventually(timeout: .seconds(10)) { follow.stdoutSoFar == "first\n" })
+            #expect(try E2E.record(client.call("get", ["id": "slow"])).state == .pending)
+            #expect(follow.process.isRunning)
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
+            defer { try? FileManager.default.removeItem(atPath: gate) }
+            let result = try follow.finish(timeout: .seconds(10))
+            #expect(result.stdout == "first\nsecond\n")
+            #expect(result.stderr == "err-first\n")
+            #expect(result.status == 1)
+        }
+    }
+
+    @Test("logs --follow of a run step shows its output as it runs")
+    func followRunStep() throws {
+        try E2EDaemon.with { daemon in
+            let gate = daemon.socketPath + ".rungate"
+            try daemon.client().call("create", ["id": "r"])
+            let follow = try daemon.startCtl("logs", "--follow", "r")
+            let script = "echo step one; while [ ! -e '\(gate)' ]; do sleep 0.05; done; echo step two"
+            let run = try daemon.startCtl("run", "r", "--", "sh", "-c", script)
+            #expect(E2E.eventually(timeout: .seconds(10)) { follow.stdoutSoFar == "step one\n" })
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
+            defer { try? FileManager.default.removeItem(atPath: gate) }
+            #expect(try run.finish(timeout: .seconds(10)).status == 0)
+            let result = try follow.finish(timeout: .seconds(10))
+            #expect(result.stdout == "step one\nstep two\n")
+            #expect(result.status == 0)
+        }
+    }
+}
