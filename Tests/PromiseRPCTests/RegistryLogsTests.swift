@@ -196,6 +196,7 @@ struct RegistryLogsTests {
         harness.settleStore()
         let sequence = try #require(store["job"]?.sequence)
         #expect(store.log(sequence: sequence) != nil)
+        #expect(harness.registry.logBook.logs["job"] != nil)
         harness.call("forget", ["ids": ["job"]], from: peer)
         #expect(store.log(sequence: sequence) == nil)
         #expect(harness.registry.logBook.logs["job"] == nil)
@@ -213,6 +214,8 @@ struct RegistryLogsTests {
         try #require(harness.loop.processes.first).exit(0, stdout: "1", stderr: "note")
         harness.settleStore()
         let sequence = try #require(store["job"]?.sequence)
+        #expect(store.log(sequence: sequence)?.stderr == Array("note".utf8))
+        #expect(harness.registry.logBook.logs["job"] != nil)
         harness.registry.now = { Int64(Date().timeIntervalSince1970 * 1000) + 10_000 }
         harness.loop.advance(by: 60_000)
         harness.settleStore()

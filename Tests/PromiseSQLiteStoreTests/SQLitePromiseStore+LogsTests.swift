@@ -37,19 +37,24 @@ struct SQLitePromiseStoreLogsTests {
         }
     }
 
+    /// Rows in the `logs` table, read with the store closed (it holds SQLite's exclusive lock).
+    private func logRows(_ directory: String) throws -> Int? {
+        try DatabaseQueue(path: directory + "/promises.sqlite3").read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM logs")
+        }
+    }
+
     @Test("deleting a promise deletes its log in the same commit")
     func deletedWithPromise() throws {
         try withTemporaryDirectory { directory in
             do {
                 let store = try SQLitePromiseStore(directory: directory)
                 try store.commit(StoreBatch(upserts: [step], logs: [log]))
+                #expect(try store.load().logs == [log])
                 try store.commit(StoreBatch(deletions: [step.deletion]))
             }
-            // Counted before any load, which would delete a log left behind.
-            let rows = try DatabaseQueue(path: directory + "/promises.sqlite3").read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM logs")
-            }
-            #expect(rows == 0)
+            // Counted before any other load, which would delete a log left behind.
+            #expect(try logRows(directory) == 0)
         }
     }
 
@@ -59,12 +64,13 @@ struct SQLitePromiseStoreLogsTests {
             do {
                 let store = try SQLitePromiseStore(directory: directory)
                 try store.commit(StoreBatch(logs: [log]))
+            }
+            #expect(try logRows(directory) == 1)
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
                 #expect(try store.load().logs.isEmpty)
             }
-            let rows = try DatabaseQueue(path: directory + "/promises.sqlite3").read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM logs")
-            }
-            #expect(rows == 0)
+            #expect(try logRows(directory) == 0)
         }
     }
 
