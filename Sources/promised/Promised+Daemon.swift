@@ -21,7 +21,8 @@ extension Promised {
         if let reservedConnections { limits.reservedConnections = reservedConnections }
         if let maxWaitersForUncreatedIds { limits.maxWaitersForUncreatedIDs = maxWaitersForUncreatedIds }
         if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
-        if let maxLogBytes { limits.maxLogBytes = maxLogBytes }
+        // Unless given, no more than a `logs` answer fits in a client's output buffer.
+        limits.maxLogBytes = maxLogBytes ?? min(limits.maxLogBytes, DaemonLimits.maxLogBytes(fitting: limits.maxOutputBufferBytes))
         limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)
         return limits
     }

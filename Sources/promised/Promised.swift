@@ -129,6 +129,13 @@ struct Promised: ParsableCommand {
         if let maxLogBytes, !(0...DaemonLimits.maxLogBytesCeiling).contains(maxLogBytes) {
             throw ValidationError("--max-log-bytes must be from 0 to \(DaemonLimits.maxLogBytesCeiling).")
         }
+        let outputBuffer = maxOutputBufferBytes ?? DaemonLimits().maxOutputBufferBytes
+        if let maxLogBytes, maxLogBytes > DaemonLimits.maxLogBytes(fitting: outputBuffer) {
+            // A `logs` answer that passed it would cut its client off.
+            throw ValidationError("--max-log-bytes is too large for --max-output-buffer-bytes \(outputBuffer): "
+                + "a logs answer can take 12 times it (every byte escaped); at most "
+                + "\(DaemonLimits.maxLogBytes(fitting: outputBuffer)), or raise --max-output-buffer-bytes.")
+        }
         if let reservedConnections, reservedConnections < 0 {
             throw ValidationError("--reserved-connections must be 0 or more.")
         }

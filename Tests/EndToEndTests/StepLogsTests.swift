@@ -56,6 +56,20 @@ struct StepLogsTests {
         }
     }
 
+    @Test("promised refuses a --max-log-bytes whose logs answer would not fit in a client's output buffer")
+    func maxLogBytesBounded() throws {
+        let tooLarge = try E2ECommand.run(E2EBinaries.promised, ["--in-memory", "--max-log-bytes", "1000000"])
+        #expect(tooLarge.status == 64)
+        #expect(tooLarge.stderr.contains("--max-log-bytes is too large for --max-output-buffer-bytes 8388608"))
+        let negative = try E2ECommand.run(E2EBinaries.promised, ["--in-memory", "--max-log-bytes", "-1"])
+        #expect(negative.status == 64)
+        // Without the flag, a small output buffer lowers the default.
+        try E2EDaemon.with(extraArguments: ["--max-output-buffer-bytes", "131072"]) { daemon in
+            let limits = try daemon.client().call("info")["limits"]
+            #expect(limits?["maxLogBytes"] == .int((131_072 - 2_048) / 12))
+        }
+    }
+
     @Test("a run step's output still passes through, and logs prints it afterwards")
     func runStep() throws {
         try E2EDaemon.with { daemon in

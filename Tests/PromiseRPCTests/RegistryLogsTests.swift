@@ -93,6 +93,21 @@ struct RegistryLogsTests {
         #expect(logs["truncated"]?["stdout"] == true)
     }
 
+    @Test("huge skipped counts saturate instead of overflowing; past 2^53 they are -32602")
+    func skippedSaturates() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": "run"], from: peer)
+        for _ in 0..<1100 {
+            harness.notify("log", ["id": "run", "stream": "stdout", "data": "x", "skipped": .int(1 << 53)], from: peer)
+        }
+        let logs = harness.call("logs", ["id": "run"], from: peer)
+        #expect(logs["stdoutBytes"] == .int(Int.max))
+        #expect(logs["stdout"] == "x")
+        #expect(harness.errorCode("log", ["id": "run", "stream": "stdout", "data": "x", "skipped": .int((1 << 53) + 1)],
+                                  from: peer) == -32602)
+    }
+
     @Test("follow sends each new chunk as a log notification until the promise settles, then stops following")
     func followUntilSettled() {
         let harness = RPCHarness()

@@ -67,8 +67,16 @@ public struct DaemonLimits: Sendable, Hashable {
     /// (stdout and stderr), in memory and in the store. 0 keeps no output.
     public var maxLogBytes: Int = 64 << 10
     /// The largest `maxLogBytes` the daemon takes: a step's log is one
-    /// stored row and one `logs` answer line.
-    public static let maxLogBytesCeiling = 64 << 20
+    /// stored row and one `logs` answer line, which must also fit in
+    /// `maxOutputBufferBytes` (see ``logAnswerBytes(maxLogBytes:)``).
+    public static let maxLogBytesCeiling = 16 << 20
+
+    /// The largest `maxLogBytes` whose `logs` answer fits in
+    /// `outputBufferBytes`: two streams, each byte escaped as `\u00XX` at
+    /// worst, and the rest of the answer (ids up to 256 bytes).
+    public static func maxLogBytes(fitting outputBufferBytes: Int) -> Int {
+        max(0, (outputBufferBytes - 2_048) / 12)
+    }
 
     public init() {}
 

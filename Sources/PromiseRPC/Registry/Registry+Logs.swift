@@ -61,7 +61,7 @@ extension Registry {
         let params: JSONValue = [
             "id": .string(id), "stream": .string(stream.rawValue),
             "data": .string(String(decoding: text, as: UTF8.self)),
-            "offset": .int(log[stream].total + skipped - carry.count),
+            "offset": .int(log[stream].total.saturatingAdd(skipped) - carry.count),
         ]
         let notification = JSONRPCResponse.notification("log", params).serializedLine()
         for session in log.followers.values { session.push(line: notification) }
@@ -81,7 +81,7 @@ extension Registry {
         guard let data = try params.string("data") else {
             throw RPCParams.invalid("data", "\"data\" is required: the output, as a string")
         }
-        let skipped = try params.int("skipped", in: 0...Int.max) ?? 0
+        let skipped = try params.int("skipped", in: 0...(1 << 53)) ?? 0
         let entry = try entry(id)
         guard entry.isPending else { throw alreadySettled(entry) }
         Array(data.utf8).withUnsafeBytes { append(to: entry, stream, $0, skipped: skipped) }

@@ -39,8 +39,10 @@ public struct StepLog: Sendable, Hashable {
     /// Bytes kept now.
     public var count: Int { storage.count }
 
-    /// Bytes the stream has had in all: ``dropped`` plus ``count``.
-    public var total: Int { dropped + storage.count }
+    /// Bytes the stream has had in all: ``dropped`` plus ``count`` (at
+    /// most `Int.max`: counts saturate rather than trap on a client's
+    /// absurd `skipped`).
+    public var total: Int { dropped.saturatingAdd(storage.count) }
 
     /// The kept bytes, oldest first.
     public var bytes: [UInt8] {
@@ -53,7 +55,7 @@ public struct StepLog: Sendable, Hashable {
         guard !incoming.isEmpty else { return }
         if incoming.count >= limit {
             // Nothing held survives: keep the end of `bytes` alone.
-            dropped += storage.count + incoming.count - limit
+            dropped = dropped.saturatingAdd(storage.count + incoming.count - limit)
             storage = Array(incoming.suffix(limit))
             start = 0
             return
@@ -66,13 +68,14 @@ public struct StepLog: Sendable, Hashable {
             incoming = incoming.dropFirst(first.count)
         }
         guard !incoming.isEmpty else { return }
-        assert(storage.count == limit, "the ring is overwritten only once full")
-        dropped += incoming.count
+        assert(storage.count == limit && incoming.count < limit, "the ring is overwritten only once full")
+        dropped = dropped.saturatingAdd(incoming.count)
         // Two runs at most: to the end of the storage, then from its start.
-        for byte in incoming {
-            storage[start] = byte
-            start += 1
-            if start == limit { start = 0 }
+        while !incoming.isEmpty {
+            let run = min(incoming.count, limit - start)
+            storage.replaceSubrange(start..<start + run, with: incoming.prefix(run))
+            start = (start + run) % limit
+            incoming = incoming.dropFirst(run)
         }
     }
 
@@ -82,7 +85,7 @@ public struct StepLog: Sendable, Hashable {
     /// joins what follows.
     public mutating func skip(_ count: Int) {
         guard count > 0 else { return }
-        dropped += storage.count + count
+        dropped = dropped.saturatingAdd(storage.count).saturatingAdd(count)
         storage = []
         start = 0
     }
@@ -102,6 +105,14 @@ public struct StepLog: Sendable, Hashable {
         hasher.combine(limit)
         hasher.combine(dropped)
         hasher.combine(bytes)
+    }
+}
+
+extension Int {
+    /// `self + other`, or `Int.max` where that would overflow (both are 0 or more).
+    func saturatingAdd(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
     }
 }
 
