@@ -21,6 +21,8 @@ extension Promised {
         if let reservedConnections { limits.reservedConnections = reservedConnections }
         if let maxWaitersForUncreatedIds { limits.maxWaitersForUncreatedIDs = maxWaitersForUncreatedIds }
         if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
+        if let maxRecordChildren { limits.maxRecordChildren = maxRecordChildren }
+        if let maxBatchAnswerBytes { limits.maxBatchAnswerBytes = maxBatchAnswerBytes }
         limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)
         return limits
     }

@@ -106,6 +106,16 @@ struct Promised: ParsableCommand {
                                valueName: "n"))
     var maxSubscriptionsToUncreatedIds: Int?
 
+    @Option(help: ArgumentHelp(
+        "Child ids a record lists under children; list with parent pages through the rest (default 1000).",
+        valueName: "n"))
+    var maxRecordChildren: Int?
+
+    @Option(help: ArgumentHelp(
+        "Bytes of JSON one batch's answer may take; members past it get an error, their requests done (default 33554432).",
+        valueName: "bytes"))
+    var maxBatchAnswerBytes: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
@@ -116,7 +126,9 @@ struct Promised: ParsableCommand {
                               ("--max-process-output-bytes", maxProcessOutputBytes),
                               ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),
                               ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
-                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds)] {
+                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds),
+                              ("--max-record-children", maxRecordChildren),
+                              ("--max-batch-answer-bytes", maxBatchAnswerBytes)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }

@@ -82,7 +82,7 @@ public final class Dispatcher: RPCHandler {
             send(.json(JSONRPCResponse.error(.null, error)), to: peer)
             return
         }
-        let batch = BatchAnswer(count: members.count) { [weak self] answers in
+        let batch = BatchAnswer(count: members.count, maxBytes: limits.maxBatchAnswerBytes) { [weak self] answers in
             self?.send(.batch(answers), to: peer)
         }
         for (index, member) in members.enumerated() {
@@ -115,12 +115,17 @@ public final class Dispatcher: RPCHandler {
             if let id {
                 switch consume reply {
                 case .value(let result)?: answers.send(.json(JSONRPCResponse.result(id, result)))
+                case .record(let entry)? where entry.valueByteCount(upTo: answers.remainingBytes) >= answers.remainingBytes ?? .max:
+                    // A batch whose answer is full: the record is not written only to be dropped
+                    // (1,000 `get`s of a 16 MiB value wrote 16 GB before being refused).
+                    answers.send(.json(JSONRPCResponse.error(id, BatchAnswer.tooLarge(limits.maxBatchAnswerBytes))))
                 case .record(let entry)?:
                     // Read here, so that the writer captures no object but
                     // the entry: the registry and this dispatcher are weakly
                     // referenced, which makes every retain of them slow.
                     let now = registry.now()
-                    answers.send(.recordResult(id: id) { entry.writeRecord(now: now, to: &$0) })
+                    let maxChildren = limits.maxRecordChildren
+                    answers.send(.recordResult(id: id) { entry.writeRecord(now: now, maxChildren: maxChildren, to: &$0) })
                 case nil: break
                 }
             }
@@ -228,6 +233,8 @@ public final class Dispatcher: RPCHandler {
         func send(_ message: OutgoingMessage) {
             batch.fill(index, message)
         }
+
+        var remainingBytes: Int? { batch.remainingBytes }
     }
 
     /// -32603 for a store that cannot write.

@@ -62,6 +62,19 @@ public struct DaemonLimits: Sendable, Hashable {
     /// Subscriptions, over all connections, to ids no promise has yet.
     public var maxSubscriptionsToUncreatedIDs: Int = 100_000
 
+    // Bounds on what one answer holds.
+    /// Ids a record lists under `children` (the first ones, in creation
+    /// order); `childrenOmitted` counts the others, which `list` with
+    /// `parent` pages through. A promise may have a million `then`
+    /// children: listed in full, every answer and notification about it
+    /// would carry 256 MB of ids.
+    public var maxRecordChildren: Int = 1_000
+    /// Bytes of JSON text of one batch's answer. A member whose answer
+    /// would take it past this gets -32004 instead (`data.limit`
+    /// "maxBatchAnswerBytes"; its request was carried out). Without it, a
+    /// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line.
+    public var maxBatchAnswerBytes: Int = 32 << 20
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -83,6 +96,8 @@ public struct DaemonLimits: Sendable, Hashable {
             "reservedConnections": .int(reservedConnections),
             "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
             "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
+            "maxRecordChildren": .int(maxRecordChildren),
+            "maxBatchAnswerBytes": .int(maxBatchAnswerBytes),
         ])
     }
 }

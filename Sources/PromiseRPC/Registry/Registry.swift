@@ -303,17 +303,18 @@ public final class Registry {
 
     /// The record of `entry`, now.
     func record(_ entry: RemotePromise) -> JSONValue {
-        entry.record(now: now())
+        entry.record(now: now(), maxChildren: limits.maxRecordChildren)
     }
 
     /// The `settled` notification of `entry`, its record written as text, as a line.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
         let now = now()
+        let maxChildren = limits.maxRecordChildren
         return JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.string("jsonrpc", "2.0")
                 object.string("method", "settled")
-                object.json("params") { entry.writeRecord(now: now, to: &$0) }
+                object.json("params") { entry.writeRecord(now: now, maxChildren: maxChildren, to: &$0) }
             }
         }
     }

@@ -81,6 +81,13 @@ struct UncreatedWatches {
 /// and a box for its weak reference).
 protocol AnswerChannel {
     func send(_ message: OutgoingMessage)
+    /// Bytes an answer may still take here, when the channel bounds them
+    /// (a batch member's); nil when it does not.
+    var remainingBytes: Int? { get }
+}
+
+extension AnswerChannel {
+    var remainingBytes: Int? { nil }
 }
 
 /// A registry method call: who makes it, and where an answer that cannot be

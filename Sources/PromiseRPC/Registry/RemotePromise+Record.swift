@@ -7,23 +7,41 @@
 /// Both forms come from one member list (see ``JSONObjectSink``).
 extension RemotePromise {
     /// The record, as every method returns it. `now` stamps `settled` when
-    /// the registry has not yet seen the settlement.
-    func record(now: Int64) -> JSONValue {
+    /// the registry has not yet seen the settlement; `children` lists at
+    /// most `maxChildren` ids (`childrenOmitted` counts the rest).
+    func record(now: Int64, maxChildren: Int) -> JSONValue {
         var builder = JSONObjectBuilder()
-        recordMembers(now: now, into: &builder)
+        recordMembers(now: now, maxChildren: maxChildren, into: &builder)
         return .object(builder.members)
     }
 
     /// Appends the record's JSON text to `text`: the bytes of
-    /// `record(now:).serialized()`, without building the record.
-    func writeRecord(now: Int64, to text: inout JSONTextBuffer) {
-        JSONObjectWriter.append(to: &text) { recordMembers(now: now, into: &$0) }
+    /// `record(now:maxChildren:).serialized()`, without building the record.
+    func writeRecord(now: Int64, maxChildren: Int, to text: inout JSONTextBuffer) {
+        JSONObjectWriter.append(to: &text) { recordMembers(now: now, maxChildren: maxChildren, into: &$0) }
+    }
+
+    /// Bytes of the JSON text of its value (0 unless fulfilled), counted up
+    /// to a little past `limit` (nil: no limit).
+    func valueByteCount(upTo limit: Int?) -> Int {
+        guard let limit, case .success(let value)? = result else { return 0 }
+        return value.serializedByteCount(upTo: limit)
     }
 
     /// The record's members, in sorted key order.
-    private func recordMembers<Sink: JSONObjectSink & ~Copyable>(now: Int64, into object: inout Sink) {
+    private func recordMembers<Sink: JSONObjectSink & ~Copyable>(
+        now: Int64, maxChildren: Int, into object: inout Sink
+    ) {
         let result = result(stampingSettledAt: now)
-        object.strings("children", childIDs)
+        // A promise may have up to `maxPromises` children: listed in full, its
+        // record (in every answer and notification about it) could pass the
+        // clients' line limit. The rest are read with `list` and `parent`.
+        if childIDs.count > maxChildren {
+            object.strings("children", Array(childIDs.prefix(maxChildren)))
+            object.value("childrenOmitted", .int(childIDs.count - maxChildren))
+        } else {
+            object.strings("children", childIDs)
+        }
         object.value("created", .int(Int(created)))
         if case .then(_, true) = kind { object.strings("exec", ifPresent: job?.spec.argv) }
         object.string("id", id)
