@@ -112,7 +112,7 @@ struct Promised: ParsableCommand {
     var maxRecordChildren: Int?
 
     @Option(help: ArgumentHelp(
-        "Bytes of JSON one batch's answer may take; members past it get an error, their requests done (default 33554432).",
+        "Bytes of JSON one batch's answer may take; members past it get an error, their requests done (default 67108864).",
         valueName: "bytes"))
     var maxBatchAnswerBytes: Int?
 

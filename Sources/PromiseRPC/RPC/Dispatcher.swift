@@ -125,7 +125,10 @@ public final class Dispatcher: RPCHandler {
                     // referenced, which makes every retain of them slow.
                     let now = registry.now()
                     let maxChildren = limits.maxRecordChildren
-                    answers.send(.recordResult(id: id) { entry.writeRecord(now: now, maxChildren: maxChildren, to: &$0) })
+                    let valueText = registry.valueText(of: entry)
+                    answers.send(.recordResult(id: id) {
+                        entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                    })
                 case nil: break
                 }
             }
@@ -173,7 +176,7 @@ public final class Dispatcher: RPCHandler {
         case "cancel": .record(try registry.cancel(params))
         case "get": .record(try registry.get(params))
         case "list": .value(try registry.list(params))
-        case "wait": try registry.wait(params, call).map(Reply.value)
+        case "wait": try registry.wait(params, call).map(Reply.record)
         case "subscribe": .value(try registry.subscribe(params, call))
         case "unsubscribe": .value(try registry.unsubscribe(params, call))
         case "then": .value(try registry.then(params))

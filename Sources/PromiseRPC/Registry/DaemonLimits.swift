@@ -72,8 +72,10 @@ public struct DaemonLimits: Sendable, Hashable {
     /// Bytes of JSON text of one batch's answer. A member whose answer
     /// would take it past this gets -32004 instead (`data.limit`
     /// "maxBatchAnswerBytes"; its request was carried out). Without it, a
-    /// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line.
-    public var maxBatchAnswerBytes: Int = 32 << 20
+    /// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line. 64 MiB
+    /// takes four of the largest values, and 200 `then` children of a 200 KB
+    /// one in one line, and stays far inside a client's 256 MiB line limit.
+    public var maxBatchAnswerBytes: Int = 64 << 20
 
     public init() {}
 

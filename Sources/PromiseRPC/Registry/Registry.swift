@@ -74,6 +74,8 @@ public final class Registry {
     @exclusivity(unchecked) var settledCount = 0
     /// Settled promises garbage-collected since start.
     var collectedCount = 0
+    /// Large values' JSON text, shared by the answers that carry them.
+    @exclusivity(unchecked) var valueTexts: ValueTextCache
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.
@@ -88,6 +90,8 @@ public final class Registry {
         self.executor = executor
         self.journal = journal
         self.logger = logger
+        // Four of the largest values the daemon makes.
+        valueTexts = ValueTextCache(budget: 4 * limits.maxValueBytes)
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
         journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
@@ -306,15 +310,39 @@ public final class Registry {
         entry.record(now: now(), maxChildren: limits.maxRecordChildren)
     }
 
+    /// The JSON text of `entry`'s value when it is large: written once,
+    /// kept and shared by the answers that carry it (``ValueTextCache``).
+    /// Nil while it is not fulfilled, or for a value short enough to write
+    /// in place.
+    func valueText(of entry: RemotePromise) -> [UInt8]? {
+        guard case .success(let value)? = entry.result else { return nil }
+        // A child stored without a value of its own has its parent's: one text for both.
+        var owner = entry
+        if entry.sharesParentValue, let parentID = entry.parentID, let parent = entries[parentID] { owner = parent }
+        return valueTexts.text(of: value, ownedBy: owner)
+    }
+
+    /// `entry`'s record as JSON text, for answers that several readers share.
+    func recordText(_ entry: RemotePromise) -> [UInt8] {
+        let now = now()
+        let valueText = valueText(of: entry)
+        return JSONTextBuffer.bytes { text in
+            entry.writeRecord(now: now, maxChildren: limits.maxRecordChildren, valueText: valueText, to: &text)
+        }
+    }
+
     /// The `settled` notification of `entry`, its record written as text, as a line.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
         let now = now()
         let maxChildren = limits.maxRecordChildren
+        let valueText = valueText(of: entry)
         return JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.string("jsonrpc", "2.0")
                 object.string("method", "settled")
-                object.json("params") { entry.writeRecord(now: now, maxChildren: maxChildren, to: &$0) }
+                object.json("params") {
+                    entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                }
             }
         }
     }
@@ -339,7 +367,8 @@ public final class Registry {
         // Most promises have neither waiters nor subscribers: no record to
         // make, and while no promise has any, not even an id to hash.
         if !waiters.isEmpty, let waiting = waiters.removeValue(forKey: entry.id) {
-            let record = record(entry)
+            // Written once for all of them: each answer copies the text.
+            let record = recordText(entry)
             for waiter in waiting {
                 sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
                 waiter.timer?.cancel()

@@ -48,12 +48,13 @@ final class RegistrySession {
 final class Waiter {
     let promiseID: String
     let connectionID: UInt64
-    let answer: (Result<JSONValue, RPCError>) -> Void
+    /// Takes the promise's record as JSON text, or the error that ends the wait.
+    let answer: (Result<[UInt8], RPCError>) -> Void
     var timer: (any ScheduledTimer)?
     /// Made before any promise had its id, and counted in `Registry.uncreatedWatches` until one has.
     var awaitsCreation = false
 
-    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<JSONValue, RPCError>) -> Void) {
+    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<[UInt8], RPCError>) -> Void) {
         self.promiseID = promiseID
         self.connectionID = connectionID
         self.answer = answer
@@ -102,10 +103,15 @@ struct RegistryCall {
     /// Takes the answer of a method that answers later (`wait`); nil for a
     /// notification. Made on demand: only `wait` needs it, and making it for
     /// every request cost an allocation each.
-    var answerLater: ((Result<JSONValue, RPCError>) -> Void)? {
+    var answerLater: ((Result<[UInt8], RPCError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
-        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome))) }
+        return { outcome in
+            switch outcome {
+            case .success(let record): answers.send(.recordResult(id: requestID) { $0.append(record) })
+            case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, error)))
+            }
+        }
     }
 }
 

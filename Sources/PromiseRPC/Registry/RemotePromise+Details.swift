@@ -27,6 +27,8 @@ extension RemotePromise {
         var job: ExecJob?
         /// The stdin line its `exec` children's commands share, while any holds it.
         weak var execInput: SharedExecInput?
+        /// Its value's JSON text, while ``ValueTextCache`` keeps it.
+        var valueText: [UInt8]?
     }
 
     /// The details, made on first write.
@@ -106,6 +108,11 @@ extension RemotePromise {
     var execInput: SharedExecInput? {
         get { details?.execInput }
         set { set(\.execInput, newValue) }
+    }
+
+    var valueText: [UInt8]? {
+        get { details?.valueText }
+        set { set(\.valueText, newValue) }
     }
 }
 

@@ -11,14 +11,18 @@ extension RemotePromise {
     /// most `maxChildren` ids (`childrenOmitted` counts the rest).
     func record(now: Int64, maxChildren: Int) -> JSONValue {
         var builder = JSONObjectBuilder()
-        recordMembers(now: now, maxChildren: maxChildren, into: &builder)
+        recordMembers(now: now, maxChildren: maxChildren, valueText: nil, into: &builder)
         return .object(builder.members)
     }
 
     /// Appends the record's JSON text to `text`: the bytes of
     /// `record(now:maxChildren:).serialized()`, without building the record.
-    func writeRecord(now: Int64, maxChildren: Int, to text: inout JSONTextBuffer) {
-        JSONObjectWriter.append(to: &text) { recordMembers(now: now, maxChildren: maxChildren, into: &$0) }
+    /// `valueText`, when given, is its value's text, written once and shared
+    /// (see ``ValueTextCache``).
+    func writeRecord(now: Int64, maxChildren: Int, valueText: [UInt8]? = nil, to text: inout JSONTextBuffer) {
+        JSONObjectWriter.append(to: &text) {
+            recordMembers(now: now, maxChildren: maxChildren, valueText: valueText, into: &$0)
+        }
     }
 
     /// Bytes of the JSON text of its value (0 unless fulfilled), counted up
@@ -30,7 +34,7 @@ extension RemotePromise {
 
     /// The record's members, in sorted key order.
     private func recordMembers<Sink: JSONObjectSink & ~Copyable>(
-        now: Int64, maxChildren: Int, into object: inout Sink
+        now: Int64, maxChildren: Int, valueText: [UInt8]?, into object: inout Sink
     ) {
         let result = result(stampingSettledAt: now)
         // A promise may have up to `maxPromises` children: listed in full, its
@@ -57,6 +61,6 @@ extension RemotePromise {
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
         object.string("state", Self.state(of: result))
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
-        if case .success(let value)? = result { object.value("value", value) }
+        if case .success(let value)? = result { object.value("value", value, text: valueText) }
     }
 }
