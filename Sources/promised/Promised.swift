@@ -75,8 +75,20 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxProcessOutputBytes: Int?
 
-    @Option(help: ArgumentHelp("Processes started by `then … exec` running at once.", valueName: "n"))
+    @Option(help: ArgumentHelp(
+        "Processes started by `then … exec` running at once: the default pool's limit; more wait their turn (default 256).",
+        valueName: "n"))
     var maxRunningProcesses: Int?
+
+    @Option(name: .customLong("pool"), help: ArgumentHelp(
+        "A pool of slots and its limit, 0 to 65536 (repeatable): steps and `promisectl run --pool` naming it wait for a slot.",
+        valueName: "name=n"))
+    var pools: [PoolLimit] = []
+
+    @Option(help: ArgumentHelp(
+        "Steps and pool.acquire requests waiting for a slot, over all pools; more get -32004 (default 100000).",
+        valueName: "n"))
+    var maxQueued: Int?
 
     @Option(help: ArgumentHelp("Milliseconds a cancelled process has between SIGTERM and SIGKILL.",
                                valueName: "ms"))
@@ -112,7 +124,7 @@ struct Promised: ParsableCommand {
         }
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
-                              ("--max-running-processes", maxRunningProcesses),
+                              ("--max-running-processes", maxRunningProcesses), ("--max-queued", maxQueued),
                               ("--max-process-output-bytes", maxProcessOutputBytes),
                               ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),
                               ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
@@ -120,6 +132,9 @@ struct Promised: ParsableCommand {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }
+        }
+        if maxRunningProcesses != nil && pools.contains(where: { $0.name == DaemonLimits.defaultPoolName }) {
+            throw ValidationError("--pool default=N and --max-running-processes set the same limit: give one.")
         }
         if let reservedConnections, reservedConnections < 0 {
             throw ValidationError("--reserved-connections must be 0 or more.")

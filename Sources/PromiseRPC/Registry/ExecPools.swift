@@ -150,3 +150,20 @@ final class ExecPools {
 
 @available(*, unavailable)
 extension ExecPools: Sendable {}
+
+extension DaemonLimits {
+    /// Whether `name` may name a pool (``pools``, `pool.set`): 1 to 64 bytes
+    /// of ASCII letters, digits, `.`, `_` and `-`.
+    ///
+    /// ```swift
+    /// DaemonLimits.isValidPoolName("cc")       // true
+    /// DaemonLimits.isValidPoolName("c c")      // false
+    /// ```
+    public static func isValidPoolName(_ name: String) -> Bool { ExecPools.isValidName(name) }
+
+    /// The largest limit a pool takes.
+    public static let maxPoolLimit = ExecPools.maxLimit
+
+    /// The pool of steps that name none, whose limit is ``maxRunningProcesses``.
+    public static let defaultPoolName = ExecPools.defaultName
+}
