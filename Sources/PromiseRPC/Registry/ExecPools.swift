@@ -25,6 +25,9 @@ final class ExecPools {
     private(set) var byName: [String: ExecPool] = [:]
     /// Live turns over all pools, against `DaemonLimits.maxQueued`.
     var queuedCount = 0
+    /// Set while a restart rebuilds the registry: nothing starts until every
+    /// queued step is back at its place (``Registry/resumePools()``).
+    var isHeld = false
     private var nextTicket = 1
     private var nextSlotSerial = 1
     /// Slots and queued turns by connection, so that a closed connection

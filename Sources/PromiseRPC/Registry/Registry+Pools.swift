@@ -29,7 +29,7 @@ extension Registry {
             pumpPool(pool)
             return nil
         }
-        if pool.hasFreeSlot && pool.queuedCount == 0 {
+        if pool.hasFreeSlot && pool.queuedCount == 0 && !pools.isHeld {
             start(pools.take(pool, for: .step(childID)))
             return nil
         }
@@ -93,10 +93,25 @@ extension Registry {
     /// Starts the turns of `pool` that can start now, in order. Not while
     /// stopping: queued steps stay queued, for the restart.
     func pumpPool(_ pool: ExecPool) {
-        guard !isStopping else { return }
+        guard !isStopping, !pools.isHeld else { return }
         while let (turn, slot, start) = pools.serveFirst(of: pool) {
             logger.debug("Slot taken", metadata: ["pool": "\(pool.name)", "pool.holder": "\(turn.holder.json)"])
             start(slot)
+        }
+    }
+
+    /// Holds every pool while a restart rebuilds the registry: with the
+    /// `.inline` executor a restored step's parent hands it its value as it
+    /// is rebuilt, before the steps queued ahead of it are back.
+    func holdPools() {
+        pools.isHeld = true
+    }
+
+    /// Starts what can start once every promise is back.
+    func resumePools() {
+        pools.isHeld = false
+        for name in pools.byName.keys.sorted() {
+            if let pool = pools[name] { pumpPool(pool) }
         }
     }
 
@@ -143,10 +158,12 @@ extension Registry {
             throw RPCError(.limitExceeded, "too many pools (limit \(limits.maxPools))",
                            data: ["limit": "maxPools", "value": .int(limits.maxPools)])
         }
+        let made = pools[name] == nil
         let pool = pools.pool(name, makingWithLimit: limit)
         let previous = pool.limit
         pool.limit = limit
-        logger.info("Pool limit set", metadata: ["pool": "\(name)", "pool.limit": "\(limit)", "pool.previous": "\(previous)"])
+        logger.info(made ? "Pool made" : "Pool limit set",
+                    metadata: ["pool": "\(name)", "pool.limit": "\(limit)", "pool.previous": "\(made ? "none" : "\(previous)")"])
         pumpPool(pool)
         return poolJSON(pool)
     }

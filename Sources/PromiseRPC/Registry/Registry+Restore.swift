@@ -39,6 +39,8 @@ extension Registry {
     @discardableResult
     public func restore(_ contents: StoreContents) -> RestoreSummary {
         var summary = RestoreSummary()
+        holdPools()
+        defer { resumePools() }
         var rejections: [(RemotePromise, RemoteRejection)] = []
         let now = now()
         let quarantine = quarantine(contents.quarantined)
