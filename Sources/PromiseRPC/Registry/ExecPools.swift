@@ -35,9 +35,11 @@ final class ExecPools {
     var connectionSlots: [UInt64: [PoolSlot]] = [:]
     var connectionTurns: [UInt64: [(pool: ExecPool, turn: PoolTurn)]] = [:]
 
+    /// Limits below 0 count as 0 (a paused pool): `promised` refuses them,
+    /// but `DaemonLimits` is a plain value any caller may fill.
     init(limits: DaemonLimits) {
-        for (name, limit) in limits.pools { byName[name] = ExecPool(name: name, limit: limit) }
-        byName[Self.defaultName] = ExecPool(name: Self.defaultName, limit: limits.maxRunningProcesses)
+        for (name, limit) in limits.pools { byName[name] = ExecPool(name: name, limit: max(0, limit)) }
+        byName[Self.defaultName] = ExecPool(name: Self.defaultName, limit: max(0, limits.maxRunningProcesses))
     }
 
     subscript(name: String) -> ExecPool? { byName[name] }

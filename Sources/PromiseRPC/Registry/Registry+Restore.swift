@@ -193,6 +193,7 @@ extension Registry {
             // A settled exec child keeps showing its command; it has nothing left to run.
             let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))
             job.started = stored.execStarted
+            job.pool = stored.pool ?? ExecPools.defaultName
             job.cancelled = true
             entry.job = job
         }
