@@ -69,6 +69,20 @@ struct RegistryPoolTests {
         #expect(harness.call("info", from: peer)["runningProcesses"] == 0)
     }
 
+    @Test("a running step that is cancelled keeps its slot until its process has exited, then the next one starts")
+    func cancelledRunningStepFreesSlotOnExit() throws {
+        let harness = RPCHarness(limits: limits(pools: ["cc": 1]))
+        let peer = harness.connect()
+        steps(["s1", "s2"], pool: "cc", harness: harness, peer: peer)
+        harness.call("resolve", ["id": "a"], from: peer)
+        harness.call("cancel", ["id": "s1"], from: peer)
+        #expect(try process("s1", harness).terminations == [harness.limits.killGraceMilliseconds])
+        #expect(started(harness) == ["s1"], "the process still runs: its slot is still held")
+        try process("s1", harness).exit(0, signal: 15)
+        #expect(started(harness) == ["s1", "s2"])
+        #expect(harness.record("s1", from: peer)["state"] == "cancelled")
+    }
+
     @Test("a command that cannot start gives its slot to the next step")
     func launchFailureFreesSlot() throws {
         let harness = RPCHarness(limits: limits(pools: ["cc": 1]))
