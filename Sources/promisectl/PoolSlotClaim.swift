@@ -44,6 +44,16 @@ struct PoolSlotClaim {
         }
     }
 
+    /// Throws -32602 (exit 64) when the daemon has no pool `pool`: checked
+    /// before `run` creates its promise, which a failed `pool.acquire` would
+    /// leave rejected (its lease ends with the connection).
+    static func checkExists(_ pool: String, on client: PromiseClient) throws {
+        guard try client.call("info")["pools"]?[pool] == nil else { return }
+        throw RPCError(
+            .invalidParams, "no pool named \"\(pool)\": start promised with --pool \(pool)=N, or make it with promisectl pool",
+            data: ["param": "pool", "pool": .string(pool)])
+    }
+
     /// Gives the slot back; a daemon that is gone has taken it back already.
     func release() {
         _ = try? client.call("pool.release", ["pool": .string(pool)])

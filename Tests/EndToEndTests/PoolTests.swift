@@ -177,7 +177,7 @@ struct PoolTests {
         }
     }
 
-    @Test("promisectl pool sets and shows a limit; pools lists every pool; an unknown pool in then exits 64")
+    @Test("promisectl pool sets and shows a limit; pools lists every pool; an unknown pool in then or run exits 64")
     func poolCommands() throws {
         try E2EDaemon.with(extraArguments: ["--pool", "cc=2"]) { daemon in
             let set = try daemon.ctl("pool", "ld", "3")
@@ -189,6 +189,9 @@ struct PoolTests {
             #expect(unknown.status == 64, "\(unknown)")
             #expect(unknown.stderr.contains("no pool named \"nope\""))
             #expect(try daemon.ctl("pool", "bad name", "1").status == 64)
+            let run = try daemon.ctl("run", "--pool", "nope", "job", "--", "true")
+            #expect(run.status == 64, "\(run)")
+            #expect(try daemon.ctl("get", "job").status == 4, "run with an unknown pool creates nothing")
         }
     }
 }

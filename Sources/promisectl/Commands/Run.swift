@@ -53,6 +53,7 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
+            if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
             let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
                                      pool: pool)
             let status = try session.run()
