@@ -36,7 +36,7 @@ struct PoolTests {
                 ])
             }
             try client.call("resolve", ["id": "a", "value": 1])
-            #expect(E2E.eventually { Self.lines(log) == ["start-1"] })
+            #expect(E2E.eventually(timeout: .seconds(20)) { Self.lines(log) == ["start-1"] })
             let pool = try Self.pool("cc", client)
             #expect(pool["running"] == 1)
             #expect(pool["queued"] == 2)
@@ -65,7 +65,7 @@ struct PoolTests {
                 #expect(then.status == 0, "\(then)")
             }
             _ = try daemon.ctl("resolve", "a", "1")
-            #expect(E2E.eventually { Self.lines(log) == ["start-1"] })
+            #expect(E2E.eventually(timeout: .seconds(20)) { Self.lines(log) == ["start-1"] })
             let cancel = try daemon.ctl("cancel", "s2")
             #expect(cancel.status == 0, "\(cancel)")
             let pools = try daemon.ctl("pools")
@@ -92,7 +92,7 @@ struct PoolTests {
             #expect(try Self.pool("cc", client)["holders"]?.arrayValue?.first?["id"] == "job1")
 
             let waiter = try daemon.startCtl("run", "--pool", "cc", "job2", "--", "echo", "ran")
-            #expect(E2E.eventually { (try? Self.pool("cc", client)["queued"]) == 1 })
+            #expect(E2E.eventually(timeout: .seconds(20)) { (try? Self.pool("cc", client)["queued"]) == 1 })
             #expect(try client.call("get", ["id": "job2"])["state"] == "pending")
 
             kill(holder.pid, SIGKILL)
@@ -102,7 +102,7 @@ struct PoolTests {
             #expect(try E2E.record(client.call("get", ["id": "job2"])).value == "ran")
             // The killed run's promise was leased: the daemon rejected it as its connection closed.
             #expect(try E2E.record(client.call("get", ["id": "job1"])).state == .rejected)
-            #expect(E2E.eventually { (try? Self.pool("cc", client)["running"]) == 0 })
+            #expect(E2E.eventually(timeout: .seconds(20)) { (try? Self.pool("cc", client)["running"]) == 0 })
         }
     }
 
@@ -112,12 +112,12 @@ struct PoolTests {
             let client = try daemon.client()
             let marker = daemon.directory + "/ran"
             let waiter = try daemon.startCtl("run", "--pool", "cc", "job", "--", "touch", marker)
-            #expect(E2E.eventually { (try? Self.pool("cc", client)["queued"]) == 1 })
+            #expect(E2E.eventually(timeout: .seconds(20)) { (try? Self.pool("cc", client)["queued"]) == 1 })
             try client.call("cancel", ["id": "job"])
             let result = try waiter.finish()
             #expect(result.status == 2, "\(result)")
             #expect(!FileManager.default.fileExists(atPath: marker))
-            #expect(E2E.eventually { (try? Self.pool("cc", client)["queued"]) == 0 })
+            #expect(E2E.eventually(timeout: .seconds(20)) { (try? Self.pool("cc", client)["queued"]) == 0 })
         }
     }
 
@@ -138,7 +138,7 @@ struct PoolTests {
                 ])
             }
             try client.call("resolve", ["id": "a", "value": 1])
-            #expect(E2E.eventually { Self.lines(log) == ["start-1"] })
+            #expect(E2E.eventually(timeout: .seconds(20)) { Self.lines(log) == ["start-1"] })
             #expect(try Self.pool("cc", client)["queued"] == 2)
         }
         // A clean stop ends the running step (it is not run again); the queued ones stay pending.
@@ -148,7 +148,7 @@ struct PoolTests {
         defer { client.close() }
         #expect(try client.call("get", ["id": "s1"])["reason"]?["message"]
             == "not run again: its command was running when the daemon stopped")
-        #expect(E2E.eventually { Self.lines(log) == ["start-1", "start-2"] })
+        #expect(E2E.eventually(timeout: .seconds(20)) { Self.lines(log) == ["start-1", "start-2"] })
         #expect(try client.call("get", ["id": "s3"])["queued"] == true)
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
         for number in 2...3 {
