@@ -27,7 +27,11 @@ struct Promised: ParsableCommand {
             --reserved-connections more clients may still create, settle and read \
             (not wait or subscribe), so that a full daemon can release its waiters.
 
-            Commands run by `then … exec` take a slot of a pool while they run: the             default pool has --max-running-processes slots, --pool NAME=N makes more             pools (promisectl pool NAME N changes a limit until the daemon stops). A             step with no free slot waits its turn (first come first served); at most             --max-queued wait over all pools.
+            Commands run by `then … exec` take a slot of a pool while they run: the \
+            default pool has --max-running-processes slots, --pool NAME=N makes more \
+            pools (promisectl pool NAME N changes a limit until the daemon stops). A \
+            step with no free slot waits its turn (first come first served); at most \
+            --max-queued wait over all pools.
 
             Examples:
               promised

@@ -22,7 +22,11 @@ extension PromiseCtl {
                 it created is rejected by the daemon (a lease). Exits with CMD's own status \
                 (128 + N when signal N ended it).
 
-                With --pool, CMD first waits for a slot of that pool of the daemon                 (first come first served, with the daemon's own steps of that pool),                 and gives it back when it ends, however it ends: the slot is held by                 promisectl's connection, so a promisectl that is killed frees it too.                 If ID is cancelled or settled while it waits, CMD does not run.
+                With --pool, CMD first waits for a slot of that pool of the daemon \
+                (first come first served, with the daemon's own steps of that pool), \
+                and gives it back when it ends, however it ends: the slot is held by \
+                promisectl's connection, so a promisectl that is killed frees it too. \
+                If ID is cancelled or settled while it waits, CMD does not run.
 
                 Example:
                   promisectl run build/lib -- make -C lib

@@ -15,7 +15,9 @@ extension PromiseCtl {
                 --max-process-output-bytes says otherwise) rejects it instead, code -32004. \
                 Another status rejects it with code = the status and message = the end of \
                 stderr. Without CMD the child settles as ID does. Prints the child's id. \
-                Cancelling the child stops CMD (TERM, then KILL). CMD takes a slot of                 --pool (else of the daemon's default pool) while it runs; with none                 free it waits its turn, and the child's record says "queued": true.
+                Cancelling the child stops CMD (TERM, then KILL). CMD takes a slot of \
+                --pool (else of the daemon's default pool) while it runs; with none \
+                free it waits its turn, and the child's record says "queued": true.
 
                 CMD runs in this shell's working directory (or --cwd) with this shell's \
                 environment, sent with the request and laid over the daemon's own (a \
