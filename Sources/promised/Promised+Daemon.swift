@@ -14,6 +14,10 @@ extension Promised {
         if let maxOutputBufferBytes { limits.maxOutputBufferBytes = maxOutputBufferBytes }
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
+        for pool in pools {
+            if pool.name == DaemonLimits.defaultPoolName { limits.maxRunningProcesses = pool.limit } else { limits.pools[pool.name] = pool.limit }
+        }
+        if let maxQueued { limits.maxQueued = maxQueued }
         if let maxProcessOutputBytes { limits.maxProcessOutputBytes = maxProcessOutputBytes }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
         if let maxValueBytes { limits.maxValueBytes = maxValueBytes }

@@ -184,6 +184,9 @@ public final class Dispatcher: RPCHandler {
         case "all", "any", "race", "allSettled": .value(try registry.combine(method, params))
         case "info": .value(registry.info(connections: peers.count))
         case "forget": .value(try registry.forget(params))
+        case "pool.set": .value(try registry.poolSet(params))
+        case "pool.acquire": try registry.poolAcquire(params, call).map(Reply.value)
+        case "pool.release": .value(try registry.poolRelease(params, call))
         default:
             throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
         }

@@ -19,8 +19,19 @@ public struct DaemonLimits: Sendable, Hashable {
     public var maxValueDepth: Int = 128
     /// Bytes of stdout (and of the end of stderr) kept from a `then … exec` process.
     public var maxProcessOutputBytes: Int = 1 << 20
-    /// Processes started by `then … exec` running at once.
+    /// Processes started by `then … exec` running at once: the limit of the
+    /// `default` pool, the one of steps that name no pool (docs/PROTOCOL.md, "Pools").
     public var maxRunningProcesses: Int = 256
+    /// The other pools at start (`promised --pool NAME=N`), by name: their limits.
+    public var pools: [String: Int] = [:]
+    /// Turns waiting for a slot, over all pools: queued `then … exec` steps
+    /// and `pool.acquire` requests. Past it, a `then … exec` request and a
+    /// `pool.acquire` get -32004, and a step whose parent settles is rejected
+    /// with that code. Each queued step holds its parent's value (shared) and
+    /// its command; 100,000 of them are a few tens of MB.
+    public var maxQueued: Int = 100_000
+    /// Pools there may be, the `default` one included (`pool.set` makes them).
+    public var maxPools: Int = 1_000
     /// How long a cancelled exec process has between SIGTERM and SIGKILL.
     public var killGraceMilliseconds: UInt64 = 2_000
 
@@ -92,6 +103,8 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxValueDepth": .int(maxValueDepth),
             "maxProcessOutputBytes": .int(maxProcessOutputBytes),
             "maxRunningProcesses": .int(maxRunningProcesses),
+            "maxQueued": .int(maxQueued),
+            "maxPools": .int(maxPools),
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
             "maxValueBytes": .int(maxValueBytes),
             "maxReasonBytes": .int(maxReasonBytes),

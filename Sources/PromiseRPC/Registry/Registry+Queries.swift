@@ -159,7 +159,7 @@ extension Registry {
     }
 
     /// `info` → `{"version","protocol","promises","pending","settled","collected",
-    /// "connections","runningProcesses","limits","store"}`.
+    /// "connections","runningProcesses","pools","limits","store"}`.
     func info(connections: Int) -> JSONValue {
         [
             "version": .string(PromiseProtocol.daemonVersion),
@@ -170,6 +170,7 @@ extension Registry {
             "collected": .int(collectedCount),
             "connections": .int(connections),
             "runningProcesses": .int(runningProcesses),
+            "pools": pools.json,
             "limits": limits.json,
             "store": storeInfo,
         ]

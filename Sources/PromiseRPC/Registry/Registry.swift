@@ -53,6 +53,8 @@ public final class Registry {
     /// How many of those and of `subscribers` are for ids not created yet (Registry+Subscriptions).
     @exclusivity(unchecked) var uncreatedWatches = UncreatedWatches()
     var runningProcesses = 0
+    /// The pools whose slots exec steps and `pool.acquire` callers take (Registry+Pools.swift).
+    lazy var pools = ExecPools(limits: limits)
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
     var nextGeneratedID = 1
@@ -127,6 +129,7 @@ public final class Registry {
             waiter.timer?.cancel()
             removeWaiter(waiter)
         }
+        releasePools(of: connectionID)
         guard !isStopping else { return }
         for id in session.leases.sorted() {
             guard let entry = entries[id] else { continue }

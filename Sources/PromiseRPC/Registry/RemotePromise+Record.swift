@@ -55,8 +55,10 @@ extension RemotePromise {
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
         object.string("parent", orNull: parentID)
+        if case .then(_, true) = kind { object.string("pool", ifPresent: job?.pool) }
         object.value("progress", .double(progress))
         object.string("progressMessage", ifPresent: progressMessage)
+        object.flag("queued", result == nil && (job?.isQueued ?? false))
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
         object.string("state", Self.state(of: result))
