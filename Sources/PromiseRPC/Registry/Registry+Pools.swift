@@ -178,7 +178,7 @@ extension Registry {
         let pool = try existingPool(name)
         let promiseID = try params.optionalPromiseID("id")
         // A notification asks for a slot nobody would be told it holds.
-        guard let answerLater = call.answerLater else { return nil }
+        guard let answerLater = call.answerValueLater else { return nil }
         let session = try session(call.connectionID)
         if session.peer.isReserved {
             throw RPCError(

@@ -100,9 +100,9 @@ struct RegistryCall {
     /// Takes messages for the caller.
     let answers: any AnswerChannel
 
-    /// Takes the answer of a method that answers later (`wait`); nil for a
-    /// notification. Made on demand: only `wait` needs it, and making it for
-    /// every request cost an allocation each.
+    /// Takes the answer of a method that answers later with a record
+    /// (`wait`), as JSON text; nil for a notification. Made on demand: only
+    /// `wait` needs it, and making it for every request cost an allocation each.
     var answerLater: ((Result<[UInt8], RPCError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
@@ -112,6 +112,14 @@ struct RegistryCall {
             case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, error)))
             }
         }
+    }
+
+    /// Takes the answer of a method that answers later with any other result
+    /// (`pool.acquire`); nil for a notification.
+    var answerValueLater: ((Result<JSONValue, RPCError>) -> Void)? {
+        guard let requestID else { return nil }
+        let answers = self.answers
+        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome))) }
     }
 }
 
