@@ -24,6 +24,11 @@ final class ExecJob {
     /// The stdin line of its command, shared with its parent's other
     /// commands, held from the start until the command has exited.
     var sharedInput: SharedExecInput?
+    /// When the command was launched, in milliseconds since 1970 (the record's
+    /// `started`). In memory only: a restarted daemon does not run it again.
+    var launched: Int64?
+    /// How the command exited (the record's `exitStatus`): 128 + N when killed by signal N.
+    var exitStatus: Int32?
 
     init(spec: ProcessSpec) {
         self.spec = spec

@@ -188,10 +188,12 @@ extension Registry {
         let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
+        job.launched = now()
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
                 self?.runningProcesses -= 1
                 job?.process = nil
+                job?.exitStatus = outcome.exitStatus
                 job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
@@ -206,6 +208,7 @@ extension Registry {
         } catch {
             runningProcesses -= 1
             job.sharedInput = nil
+            job.exitStatus = 127
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",

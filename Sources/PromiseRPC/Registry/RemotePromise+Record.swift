@@ -23,9 +23,12 @@ extension RemotePromise {
     /// The record's members, in sorted key order.
     private func recordMembers<Sink: JSONObjectSink & ~Copyable>(now: Int64, into object: inout Sink) {
         let result = result(stampingSettledAt: now)
+        let job = self.job
         object.strings("children", childIDs)
+        object.strings("consumers", ifPresent: consumerIDs)
         object.value("created", .int(Int(created)))
         if case .then(_, true) = kind { object.strings("exec", ifPresent: job?.spec.argv) }
+        object.value("exitStatus", ifPresent: job?.exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
         object.string("kind", kind.name)
@@ -33,10 +36,13 @@ extension RemotePromise {
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
         object.string("parent", orNull: parentID)
+        // Only while the command runs: a pid outlives its process and may be reused.
+        object.value("pid", ifPresent: job?.process?.processID.map { .int(Int($0)) })
         object.value("progress", .double(progress))
         object.string("progressMessage", ifPresent: progressMessage)
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
+        object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
         object.string("state", Self.state(of: result))
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value) }
