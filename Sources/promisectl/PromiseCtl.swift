@@ -35,7 +35,7 @@ struct PromiseCtl: ParsableCommand {
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,
-            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self,
+            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self, Tree.self,
         ]
     )
 
