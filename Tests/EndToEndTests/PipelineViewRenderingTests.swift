@@ -73,6 +73,9 @@ struct PipelineViewRenderingTests {
         #expect(graph.isTruncated)
         #expect(TreeRenderer(style: .box).lines(for: graph, now: Self.now).last
             == "… stopped at 3 promises (--max-nodes); more are under p")
+        let whole = try Self.graph(maxNodes: 100, batchSize: 2, fetches: &fetches)
+        #expect(fetches == [["p/a", "p/b"], ["p/slow", "p/gone"], ["p/reused"], ["p/join"]])
+        #expect(!whole.isTruncated && whole.nodes.count == 5)
     }
 
     @Test("a chain of 5,000 steps is drawn without recursion, one line each")

@@ -13,18 +13,11 @@ struct RegistryPipelineFieldsTests {
         return (harness, peer)
     }
 
-    @Test("an exec child has no pid, started or exitStatus before its command starts")
-    func notStarted() {
-        let (harness, peer) = execChild()
-        let record = harness.record("job", from: peer)
-        #expect(record["pid"] == nil)
-        #expect(record["started"] == nil)
-        #expect(record["exitStatus"] == nil)
-    }
-
-    @Test("while the command runs the record has its pid and start time; after exit 0, exitStatus 0 and no pid")
+    @Test("an exec child has no pid, started or exitStatus before its command starts; its pid and start while it runs; exitStatus 0 and no pid after exit 0")
     func runningThenExited() throws {
         let (harness, peer) = execChild()
+        let waiting = harness.record("job", from: peer)
+        #expect(waiting["pid"] == nil && waiting["started"] == nil && waiting["exitStatus"] == nil)
         harness.call("resolve", ["id": "a"], from: peer)
         let running = harness.record("job", from: peer)
         #expect(running["state"] == "pending")
@@ -59,20 +52,14 @@ struct RegistryPipelineFieldsTests {
         #expect(record["pid"] == nil)
     }
 
-    @Test("a plain promise has none of the command fields")
-    func plainPromise() {
-        let harness = RPCHarness()
-        let peer = harness.connect()
-        let record = harness.call("create", ["id": "p"], from: peer)
-        #expect(record["pid"] == nil && record["started"] == nil && record["exitStatus"] == nil)
-        #expect(record["consumers"] == nil)
-    }
-
-    @Test("consumers lists the combinators a promise is an input of, each once, in creation order")
+    @Test("consumers lists the combinators a promise is an input of, each once, in creation order; a plain promise has no command fields")
     func consumers() {
         let harness = RPCHarness()
         let peer = harness.connect()
-        for id in ["x", "y"] { harness.call("create", ["id": .string(id)], from: peer) }
+        for id in ["x", "y"] {
+            let record = harness.call("create", ["id": .string(id)], from: peer)
+            #expect(record["pid"] == nil && record["started"] == nil && record["exitStatus"] == nil && record["consumers"] == nil)
+        }
         harness.call("all", ["ids": ["x", "y", "x"], "id": "both"], from: peer)
         harness.call("race", ["ids": ["x"], "id": "first"], from: peer)
         #expect(harness.record("x", from: peer)["consumers"] == ["both", "first"])
