@@ -61,8 +61,9 @@ extension PromiseCtl {
                 if !cursor.isNull { params["cursor"] = cursor }
                 let page = try client.call("list", params)
                 let records = try (page["promises"]?.arrayValue ?? []).map(PromiseClient.Record.init)
-                if table != nil {
-                    let lines = table?.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds()) ?? []
+                if var shown = table {
+                    let lines = shown.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds())
+                    table = shown
                     if !lines.isEmpty { Output.line(lines.joined(separator: "\n")) }
                 } else {
                     for record in records {
