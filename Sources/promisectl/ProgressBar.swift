@@ -75,7 +75,12 @@ extension ProgressBar {
             if drawn && onTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         }
 
-        try client.call("subscribe", ["ids": .array([.string(id)])], timeout: nil)
+        do {
+            try client.call("subscribe", ["ids": .array([.string(id)])], timeout: nil)
+        } catch is RPCError {
+            // Refused (a limit on subscriptions): wait all the same, without a bar.
+            return try client.call("wait", params, timeout: nil)
+        }
         // Where it stands now: progress notifications come only as it moves.
         if let record = try? PromiseClient.Record(client.call("get", ["id": .string(id)], timeout: nil)),
             record.state == .pending, let fraction = record.json["progress"]?.doubleValue
