@@ -244,4 +244,22 @@ struct PipelineViewTests {
             #expect(result.stdout == "[1,2]\n")
         }
     }
+
+    @Test("on a real terminal (a pty from script(1)) list prints the table and wait --progress the bar, without flags",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func realTerminal() throws {
+        try E2EDaemon.with { daemon in
+            _ = try daemon.ctl("create", "job")
+            _ = try daemon.ctl("progress", "job", "0.3", "compiling")
+            let ctl = E2EBinaries.promisectl + " --socket " + daemon.socketPath
+            let listed = try E2ECommand.run("/usr/bin/script", ["-qec", ctl + " list", "/dev/null"], environment: ["COLUMNS": "80"])
+            #expect(listed.stdout.replacingOccurrences(of: "\r\n", with: "\n").hasPrefix(
+                "ID   STATE    PID  STARTED   DURATION  EXIT  PROGRESS\njob  pending"), "\(listed)")
+            let waiter = try E2ECommand.start("/usr/bin/script", ["-qec", ctl + " wait job --progress", "/dev/null"], environment: ["COLUMNS": "80"])
+            #expect(E2E.eventually { waiter.stdoutSoFar.contains("30%") }, "\(waiter.stdoutSoFar)")
+            _ = try daemon.ctl("resolve", "job", "\"ok\"")
+            let result = try waiter.finish(timeout: .seconds(10))
+            #expect(result.stdout.hasPrefix("\rjob [=========>                    ]  30%  compiling\u{1B}[K\r\u{1B}[K\"ok\""), "\(result)")
+        }
+    }
 }
