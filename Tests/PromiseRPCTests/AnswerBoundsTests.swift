@@ -104,4 +104,19 @@ struct AnswerBoundsTests {
         #expect(harness.errorCode("list", ["parent": "nobody"], from: peer) == -32001)
         #expect(harness.errorCode("list", ["parent": "root", "cursor": "x"], from: peer) == -32602)
     }
+
+    @Test("a record lists its first maxRecordChildren consumers and counts the rest")
+    func recordConsumersAreBounded() {
+        var limits = DaemonLimits()
+        limits.maxRecordChildren = 2
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "input"], from: peer)
+        for index in 1...3 {
+            harness.call("all", ["ids": ["input"], "id": .string("all\(index)")], from: peer)
+        }
+        let record = harness.record("input", from: peer)
+        #expect(record["consumers"] == ["all1", "all2"])
+        #expect(record["consumersOmitted"] == 1)
+    }
 }

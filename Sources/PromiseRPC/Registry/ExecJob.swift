@@ -30,6 +30,11 @@ final class ExecJob {
     var turn: PoolTurn?
     /// The slot its command holds from start until it has exited.
     var slot: PoolSlot?
+    /// When the command was launched, in milliseconds since 1970 (the record's
+    /// `started`). In memory only: a restarted daemon does not run it again.
+    var launched: Int64?
+    /// How the command exited (the record's `exitStatus`): 128 + N when killed by signal N.
+    var exitStatus: Int32?
 
     init(spec: ProcessSpec) {
         self.spec = spec

@@ -213,10 +213,12 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
         let slot = job.slot
+        job.launched = now()
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
                 self?.execEnded(holding: slot)
                 job?.process = nil
+                job?.exitStatus = outcome.exitStatus
                 job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
@@ -231,6 +233,7 @@ extension Registry {
         } catch {
             execEnded(holding: slot)
             job.sharedInput = nil
+            job.exitStatus = 127
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",

@@ -232,6 +232,13 @@ public final class Registry {
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
+        if let inputIDs {
+            var seen = Set<String>()
+            for inputID in inputIDs where seen.insert(inputID).inserted {
+                guard let input = entries[inputID], input !== entry else { continue }
+                input.addConsumer(id)
+            }
+        }
         if stored?.isPending ?? true { countDependencies(of: entry, by: 1) }
         if let stored, !stored.isPending {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.

@@ -6,6 +6,9 @@ extension RemotePromise {
     final class Details {
         /// The inputs of a combinator, by index: AggregateError reasons name them.
         var inputIDs: [String]?
+        /// The combinators this is an input of, in creation order (each once):
+        /// the record's `consumers`, so that a client can draw the graph downwards.
+        var consumerIDs: [String]?
         var name: String?
         var progressMessage: String?
         /// The fraction last given with the `progress` method (what is stored;
@@ -48,6 +51,19 @@ extension RemotePromise {
     var inputIDs: [String]? {
         get { details?.inputIDs }
         set { set(\.inputIDs, newValue) }
+    }
+
+    var consumerIDs: [String]? {
+        get { details?.consumerIDs }
+        set { set(\.consumerIDs, newValue) }
+    }
+
+    /// Adds `id` to ``consumerIDs`` in place (an input of many combinators
+    /// would otherwise copy its list for each).
+    func addConsumer(_ id: String) {
+        let details = writableDetails
+        if details.consumerIDs == nil { details.consumerIDs = [] }
+        details.consumerIDs?.append(id)
     }
 
     var name: String? {

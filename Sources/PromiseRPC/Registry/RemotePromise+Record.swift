@@ -37,17 +37,20 @@ extension RemotePromise {
         now: Int64, maxChildren: Int, valueText: [UInt8]?, into object: inout Sink
     ) {
         let result = result(stampingSettledAt: now)
-        // A promise may have up to `maxPromises` children: listed in full, its
-        // record (in every answer and notification about it) could pass the
-        // clients' line limit. The rest are read with `list` and `parent`.
-        if childIDs.count > maxChildren {
-            object.strings("children", Array(childIDs.prefix(maxChildren)))
-            object.value("childrenOmitted", .int(childIDs.count - maxChildren))
-        } else {
-            object.strings("children", childIDs)
+        let job = self.job
+        // A promise may have up to `maxPromises` children (and be the input of
+        // as many combinators): listed in full, its record (in every answer
+        // and notification about it) could pass the clients' line limit. The
+        // rest of the children are read with `list` and `parent`.
+        object.strings("children", childIDs.count > maxChildren ? Array(childIDs.prefix(maxChildren)) : childIDs)
+        object.value("childrenOmitted", ifPresent: childIDs.count > maxChildren ? .int(childIDs.count - maxChildren) : nil)
+        if let consumerIDs {
+            object.strings("consumers", consumerIDs.count > maxChildren ? Array(consumerIDs.prefix(maxChildren)) : consumerIDs)
+            object.value("consumersOmitted", ifPresent: consumerIDs.count > maxChildren ? .int(consumerIDs.count - maxChildren) : nil)
         }
         object.value("created", .int(Int(created)))
         if case .then(_, true) = kind { object.strings("exec", ifPresent: job?.spec.argv) }
+        object.value("exitStatus", ifPresent: job?.exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
         object.string("kind", kind.name)
@@ -55,12 +58,15 @@ extension RemotePromise {
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
         object.string("parent", orNull: parentID)
+        // Only while the command runs: a pid outlives its process and may be reused.
+        object.value("pid", ifPresent: job?.process?.processID.map { .int(Int($0)) })
         if case .then(_, true) = kind { object.string("pool", ifPresent: job?.pool) }
         object.value("progress", .double(progress))
         object.string("progressMessage", ifPresent: progressMessage)
         object.flag("queued", result == nil && (job?.isQueued ?? false))
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
+        object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
         object.string("state", Self.state(of: result))
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value, text: valueText) }
