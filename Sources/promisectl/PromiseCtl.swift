@@ -15,6 +15,11 @@ struct PromiseCtl: ParsableCommand {
             $PROMISED_SOCKET, else $XDG_RUNTIME_DIR/promised.sock, else a per-user \
             folder under the temp dir.
 
+            Output for people (list's table, get's details, tree, watch's lines, wait's \
+            progress bar) goes to terminals; piped or redirected, commands print what \
+            scripts read. PROMISECTL_TTY=1 treats every stream as a terminal, \
+            PROMISECTL_TTY=0 none.
+
             Exit statuses (every command; `run` exits with its command's own status):
               0  success / fulfilled     4  no such promise
               1  rejected                5  already settled or already exists
@@ -35,7 +40,8 @@ struct PromiseCtl: ParsableCommand {
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,
-            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self, Logs.self,
+            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self, Pool.self, Pools.self, Tree.self,
+            Logs.self,
         ]
     )
 

@@ -41,9 +41,13 @@ final class RunSession {
     private var askedLimits: JSONValue??
     /// The command's output, sent to the daemon as the step's log.
     private let log: RunLogShipper
+    /// The daemon's pool whose slot the command waits for and holds (`run --pool`).
+    private let pool: String?
 
-    init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50)) {
+    init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
+         pool: String? = nil) {
         self.client = client
+        self.pool = pool
         self.id = id
         self.command = command
         self.grace = grace
@@ -63,6 +67,10 @@ final class RunSession {
         }
         // Subscribing before the command starts means a cancel cannot slip in unseen.
         try client.call("subscribe", ["ids": [.string(id)]])
+        // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
+        let slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
+        // Given back once the command has ended, however it ended (a killed promisectl's connection closes).
+        defer { if !daemonGone { slot?.release() } }
 
         var blocked = sigset_t()
         sigemptyset(&blocked)

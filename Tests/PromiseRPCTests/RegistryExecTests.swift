@@ -230,20 +230,6 @@ struct RegistryExecTests {
         #expect(harness.record("next", from: peer)["value"] == 8)
     }
 
-    @Test("maxRunningProcesses: a command past the limit rejects its child with code -32004")
-    func processLimit() throws {
-        var limits = DaemonLimits()
-        limits.maxRunningProcesses = 1
-        let (harness, peer) = setUp(limits: limits)
-        harness.call("then", ["id": "a", "childId": "second", "exec": ["true"]], from: peer)
-        harness.call("resolve", ["id": "a"], from: peer)
-        #expect(harness.loop.processes.count == 1)
-        let second = harness.record("second", from: peer)
-        #expect(second["state"] == "rejected")
-        #expect(second["reason"]?["code"] == -32004)
-        #expect(second["reason"]?["data"]?["limit"] == "maxRunningProcesses")
-    }
-
     @Test("the exec child's record shows its command and `on`")
     func recordShowsCommand() {
         let (harness, peer) = setUp(on: "settled")

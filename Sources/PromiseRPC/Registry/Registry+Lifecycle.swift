@@ -91,7 +91,9 @@ extension Registry {
         let message = try params.string("message")
         guard entry.isPending else { throw alreadySettled(entry) }
         if let message { entry.progressMessage = message }
-        entry.reportedProgress = fraction
+        // The core keeps the highest fraction reported; storing a lower one
+        // would let the record go back at the next restart.
+        entry.reportedProgress = max(entry.reportedProgress ?? 0, fraction)
         entry.promise.reportProgress(fraction)
         journal?.touch(entry.id)
         return entry

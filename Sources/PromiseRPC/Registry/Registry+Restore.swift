@@ -39,6 +39,8 @@ extension Registry {
     @discardableResult
     public func restore(_ contents: StoreContents) -> RestoreSummary {
         var summary = RestoreSummary()
+        holdPools()
+        defer { resumePools() }
         var rejections: [(RemotePromise, RemoteRejection)] = []
         let now = now()
         let quarantine = quarantine(contents.quarantined)
@@ -192,6 +194,7 @@ extension Registry {
             // A settled exec child keeps showing its command; it has nothing left to run.
             let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))
             job.started = stored.execStarted
+            job.pool = stored.pool ?? ExecPools.defaultName
             job.cancelled = true
             entry.job = job
         }

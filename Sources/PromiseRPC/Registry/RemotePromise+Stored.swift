@@ -31,6 +31,8 @@ extension RemotePromise {
             policy: policy, name: name, created: created, settled: settled, state: Self.state(of: result),
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
-            lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue)
+            lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,
+            pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
+            queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil)
     }
 }

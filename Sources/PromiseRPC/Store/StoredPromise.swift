@@ -49,6 +49,12 @@ public struct StoredPromise: Sendable, Hashable {
     /// The command of this `then … exec` child was started. A pending child
     /// whose command started is not started again after a restart.
     public var execStarted: Bool
+    /// The pool of a `then … exec` child, unless `default` (absent in rows
+    /// written before pools: those are `default`).
+    public var pool: String?
+    /// A pending `then … exec` child waiting for a slot of its pool: its
+    /// place in the queue (lower is first). A restart queues it again there.
+    public var queueTicket: Int?
 
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
@@ -56,7 +62,8 @@ public struct StoredPromise: Sendable, Hashable {
         policy: String? = nil, name: String? = nil, created: Int64, settled: Int64? = nil,
         state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
-        deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false
+        deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
+        pool: String? = nil, queueTicket: Int? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -81,6 +88,8 @@ public struct StoredPromise: Sendable, Hashable {
         self.lease = lease
         self.execStarted = execStarted
         self.valueOfParent = valueOfParent
+        self.pool = pool
+        self.queueTicket = queueTicket
     }
 
     public var isPending: Bool { state == "pending" }
@@ -129,8 +138,10 @@ extension StoredPromise {
         object.string("on", ifPresent: on)
         object.string("parent", ifPresent: parentID)
         object.string("policy", ifPresent: policy)
+        object.string("pool", ifPresent: pool)
         object.value("progress", ifPresent: progress.map(JSONValue.double))
         object.string("progressMessage", ifPresent: progressMessage)
+        object.value("queueTicket", ifPresent: queueTicket.map { .int($0) })
         object.value("reason", ifPresent: reason)
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
@@ -170,7 +181,9 @@ extension StoredPromise {
             deadline: try reader.optional("deadline", \.intValue).map(Int64.init),
             lease: try reader.optional("lease", \.boolValue) ?? false,
             execStarted: try reader.optional("execStarted", \.boolValue) ?? false,
-            valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false)
+            valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false,
+            pool: try reader.optional("pool", \.stringValue),
+            queueTicket: try reader.optional("queueTicket", \.intValue))
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }

@@ -16,6 +16,7 @@ extension PromiseCtl {
                 Example:
                   promisectl wait build/lib --timeout 600
                   version=$(promisectl wait release/version --raw)
+                  promisectl wait build/all --progress   # a bar on stderr as it moves
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -32,6 +33,9 @@ extension PromiseCtl {
         @Flag(help: "Print a string value without quotes.")
         var raw = false
 
+        @Flag(help: "Show a progress bar on stderr while waiting (a line per change when stderr is not a terminal).")
+        var progress = false
+
         func validate() throws {
             if let timeout, !(timeout >= 0) || !timeout.isFinite {
                 throw ValidationError("--timeout must be a number of seconds, 0 or more")
@@ -44,7 +48,8 @@ extension PromiseCtl {
             if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
             let record: PromiseClient.Record
             do {
-                record = try PromiseClient.Record(client.call("wait", params, timeout: nil))
+                record = try PromiseClient.Record(
+                    progress ? ProgressBar.wait(for: id, params: params, client: client) : client.call("wait", params, timeout: nil))
             } catch let error as RPCError where error.code == .waitTimedOut {
                 Failure.report("timed out waiting for \(id)")
                 throw ExitCode.timedOut
