@@ -38,6 +38,7 @@ extension RemotePromise {
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
         object.string("state", Self.state(of: result))
+        object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value) }
     }
