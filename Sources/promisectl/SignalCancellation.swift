@@ -16,16 +16,25 @@ import Glibc
 /// the process with the shell's status for that signal: 130 for SIGINT, 143
 /// for SIGTERM. Once the wait has been answered, a signal cancels nothing.
 ///
+/// The two threads race when a signal comes as the answer does; one state
+/// word decides which one goes on: once the signal thread has begun to
+/// cancel, the main thread, whose answer is then that cancellation, must not
+/// print it and exit 2 before the signal thread exits 130 or 143.
+///
 /// ```swift
 /// let armed = SignalCancellation.arm(cancelling: "build/test", socketPath: path)
 /// let record = try client.call("wait", ["id": "build/test"], timeout: nil)
-/// armed.disarm()
+/// armed.disarm()   // never returns if a signal is being handled
 /// ```
 final class SignalCancellation: Sendable {
     /// The signals that cancel.
     static let signals: [Int32] = [SIGINT, SIGTERM]
 
-    private let answered = Atomic<Bool>(false)
+    /// ``armed``, then ``answered`` or ``interrupted``, once.
+    private let state = Atomic<Int>(SignalCancellation.armed)
+    private static let armed = 0
+    private static let answered = 1
+    private static let interrupted = 2
 
     private init() {}
 
@@ -39,9 +48,9 @@ final class SignalCancellation: Sendable {
             var waitedFor = Self.blockedSet()
             var received: Int32 = 0
             guard sigwait(&waitedFor, &received) == 0 else { return }
-            if !armed.answered.load(ordering: .acquiring) {
-                Self.cancel(id, socketPath: socketPath)
-            }
+            let (won, _) = armed.state.compareExchange(
+                expected: Self.armed, desired: Self.interrupted, ordering: .acquiringAndReleasing)
+            if won { Self.cancel(id, socketPath: socketPath) }
             // _exit: the main thread is blocked in a read, and may hold locks exit's handlers want.
             _exit(128 + received)
         }
@@ -50,8 +59,13 @@ final class SignalCancellation: Sendable {
     }
 
     /// The wait was answered: a signal from now on only ends the process.
+    /// If a signal came first, this thread waits here for the signal
+    /// thread to cancel and end the process.
     func disarm() {
-        answered.store(true, ordering: .releasing)
+        let (won, current) = state.compareExchange(
+            expected: Self.armed, desired: Self.answered, ordering: .acquiringAndReleasing)
+        guard !won, current == Self.interrupted else { return }
+        while true { pause() }
     }
 
     private static func blockedSet() -> sigset_t {
