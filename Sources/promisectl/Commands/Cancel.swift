@@ -12,8 +12,8 @@ extension PromiseCtl {
 
                 --prefix P cancels every pending promise whose id starts with P (compared \
                 byte for byte), each as `cancel ID` would, and prints how many it \
-                cancelled. The daemon looks at 100,000 promises per request, so over a \
-                million held this takes ten requests.
+                cancelled. The daemon looks at 10,000 promises per request (about a \
+                millisecond of its time), so over a million held this takes a hundred requests.
 
                 Example:
                   promisectl cancel build/lib
