@@ -135,7 +135,7 @@ public final class Registry {
             guard let entry = entries[id] else { continue }
             let rejection = RemoteRejection(
                 message: "lease expired: the connection that created it closed",
-                data: ["connection": .int(Int(clamping: connectionID))])
+                data: ["connection": .int(Int(clamping: connectionID))], origin: id)
             if entry.promise.reject(rejection) {
                 logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
             }
@@ -151,7 +151,7 @@ public final class Registry {
             guard let job = entry.job, let outcome = job.outcome else { continue }
             job.cancelled = true
             // The child has adopted `outcome`: settling that settles the child.
-            outcome.reject(Self.interruptedCommand(job.spec.argv))
+            outcome.reject(Self.interruptedCommand(job.spec.argv).at(entry.id))
         }
     }
 
