@@ -26,6 +26,7 @@ struct PromiseCtl: ParsableCommand {
               2  cancelled               64 usage error
               3  timed out               69 daemon unreachable
                                          70 internal error
+            `wait --cancel-on-signal` exits 130 on SIGINT and 143 on SIGTERM.
 
             Example:
               promisectl create build/lib --timeout 600

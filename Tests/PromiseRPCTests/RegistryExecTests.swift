@@ -72,7 +72,7 @@ struct RegistryExecTests {
                 stdout was larger than 5 bytes (the daemon's maxProcessOutputBytes; promised \
                 --max-process-output-bytes sets it); write large output to a file and print its path
                 """,
-            "data": ["limit": "maxProcessOutputBytes", "value": 5, "exitStatus": 0],
+            "data": ["limit": "maxProcessOutputBytes", "value": 5, "exitStatus": 0], "origin": "job",
         ])
     }
 
@@ -121,7 +121,7 @@ struct RegistryExecTests {
         let (harness, peer) = setUp(on: "fulfilled")
         harness.call("reject", ["id": "a", "reason": "upstream"], from: peer)
         #expect(harness.loop.processes.isEmpty)
-        #expect(harness.record("job", from: peer)["reason"] == ["message": "upstream"])
+        #expect(harness.record("job", from: peer)["reason"] == ["message": "upstream", "origin": "a"])
     }
 
     @Test("on rejected: the command runs with the reason on stdin when the parent is rejected")
@@ -129,7 +129,7 @@ struct RegistryExecTests {
         let (harness, peer) = setUp(on: "rejected")
         harness.call("reject", ["id": "a", "reason": ["code": 4, "message": "bad"]], from: peer)
         let process = try #require(harness.loop.processes.first)
-        #expect(try JSONValue(parsing: process.spec.stdin) == ["code": 4, "message": "bad"])
+        #expect(try JSONValue(parsing: process.spec.stdin) == ["code": 4, "message": "bad", "origin": "a"])
         #expect(process.spec.env["PROMISE_STATE"] == "rejected")
         process.exit(0, stdout: "\"recovered\"")
         #expect(harness.record("job", from: peer)["value"] == "recovered")
@@ -151,7 +151,7 @@ struct RegistryExecTests {
         let process = try #require(harness.loop.processes.first)
         #expect(process.spec.env["PROMISE_STATE"] == .some(state))
         let stdin = try JSONValue(parsing: process.spec.stdin)
-        #expect(stdin == (state == "fulfilled" ? 1 : ["message": "r"]))
+        #expect(stdin == (state == "fulfilled" ? 1 : ["message": "r", "origin": "a"]))
         process.exit(1, stderr: "cleanup failed")
         #expect(harness.record("job", from: peer)["reason"]?["message"] == "cleanup failed")
     }

@@ -99,11 +99,8 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
     /// next call, and so do those past the bound (which keeps the watcher on).
     func drain() {
         lock.lock()
-        if next == spare.count {
-            spare.removeAll(keepingCapacity: true)
-            next = 0
-            swap(&queue, &spare)
-        }
+        let continuing = next < spare.count
+        if !continuing { swap(&queue, &spare) }
         // Work the items submit starts the watcher again.
         drainSoon?.stop()
         lock.unlock()
@@ -113,14 +110,17 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
             next += 1
             work()
         }
-        if next == spare.count {
-            spare.removeAll(keepingCapacity: true)
-            next = 0
+        if next < spare.count {
+            drainSoon?.start()
+            return
         }
-        // Items left, or queued while an earlier turn's rest ran (their
-        // submission started the watcher, which this call stopped).
+        spare.removeAll(keepingCapacity: true)
+        next = 0
+        guard continuing else { return }
+        // Items queued while an earlier turn's rest ran: their submission
+        // started the watcher, which this call stopped.
         lock.lock()
-        if next < spare.count || !queue.isEmpty { drainSoon?.start() }
+        if !queue.isEmpty { drainSoon?.start() }
         lock.unlock()
     }
 

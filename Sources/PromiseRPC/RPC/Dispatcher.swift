@@ -155,6 +155,7 @@ public final class Dispatcher: RPCHandler {
     /// The methods that change promises: refused while the store cannot write.
     static let changingMethods: Set<String> = [
         "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
+        "cancelPrefix",
         "log",
     ]
 
@@ -175,6 +176,7 @@ public final class Dispatcher: RPCHandler {
         case "resolve": .record(try registry.resolve(params))
         case "reject": .record(try registry.reject(params))
         case "cancel": .record(try registry.cancel(params))
+        case "cancelPrefix": .value(try registry.cancelPrefix(params))
         case "get": .record(try registry.get(params))
         case "list": .value(try registry.list(params))
         case "wait": try registry.wait(params, call).map(Reply.record)

@@ -37,12 +37,14 @@ extension Registry {
     }
 
     /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
+    /// The reason's `origin` is this promise, whatever the client wrote there.
     func reject(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         var rejection = RemoteRejection(message: "rejected")
         if let reason = params["reason"], !reason.isNull {
             rejection = try RemoteRejection(json: reason)
         }
+        rejection.origin = entry.id
         guard entry.promise.reject(rejection) else { throw alreadySettled(entry) }
         return entry
     }
@@ -99,11 +101,14 @@ extension Registry {
         return entry
     }
 
-    /// Rejects `entry` with a timeout in `milliseconds` unless it settles first.
+    /// Rejects `entry` with a timeout in `milliseconds` unless it settles first:
+    /// with the reason its record shows (code -32005, "timed out after N ms"),
+    /// made here so that it names `entry` as its origin wherever it is passed on.
     func armTimeout(_ entry: RemotePromise, afterMilliseconds milliseconds: UInt64) {
         let promise = entry.promise
+        let rejection = entry.reason(for: PromiseError.timedOut).at(entry.id)
         entry.timeoutTimer = services.schedule(afterMilliseconds: milliseconds) {
-            promise.reject(PromiseError.timedOut)
+            promise.reject(rejection)
         }
     }
 

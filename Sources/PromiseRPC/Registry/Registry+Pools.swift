@@ -35,7 +35,7 @@ extension Registry {
         }
         guard pools.queuedCount < limits.maxQueued else {
             return RemoteRejection(code: RPCError.Code.limitExceeded.rawValue, message: "not run: \(queueFullMessage)",
-                                   data: queueFullData)
+                                   data: queueFullData, origin: childID)
         }
         let turn = PoolTurn(ticket: pools.issueTicket(), holder: .step(childID), start: start)
         turn.onWithdraw = { result.reject(CancellationError()) }

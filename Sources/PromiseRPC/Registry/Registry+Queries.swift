@@ -107,7 +107,7 @@ extension Registry {
 
     /// The position in `order` of the first promise created after sequence
     /// number `sequence` (`order` is sorted by sequence).
-    private func firstIndex(after sequence: Int) -> Int {
+    func firstIndex(after sequence: Int) -> Int {
         var low = 0
         var high = order.count
         while low < high {

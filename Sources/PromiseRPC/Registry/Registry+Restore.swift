@@ -58,7 +58,7 @@ extension Registry {
         restoreLogs(contents.logs)
         if retainMilliseconds != nil { queueSettledForRetention() }
         // Once every promise is back, so that what these settle finds its children in place.
-        for (entry, rejection) in rejections where entry.promise.reject(rejection) {
+        for (entry, rejection) in rejections where entry.promise.reject(rejection.at(entry.id)) {
             summary.rejected += 1
             logger.info("Rejected at start-up", metadata: ["promise.id": "\(entry.id)", "reason": "\(rejection.message)"])
         }
@@ -131,7 +131,8 @@ extension Registry {
             let inputIDs = stored.inputIDs ?? []
             let inputs = inputIDs.compactMap { entries[$0] }
             if inputs.count == inputIDs.count {
-                entry = register(combined(stored.kind, policy: stored.policy, inputs), id: stored.id,
+                entry = register(combined(stored.kind, policy: stored.policy, stopOnFailure: stored.stopOnFailure,
+                                          inputs, id: stored.id), id: stored.id,
                                  kind: .combinator(stored.kind), inputIDs: inputIDs, name: stored.name,
                                  restoring: stored)
             } else {
@@ -186,6 +187,7 @@ extension Registry {
     /// The fields a stored promise carries that ``register`` does not set.
     private func fill(_ entry: RemotePromise, from stored: StoredPromise) {
         entry.policy = stored.policy
+        entry.stopOnFailure = stored.stopOnFailure
         entry.progressMessage = stored.progressMessage
         entry.timeoutMilliseconds = stored.timeoutMilliseconds
         entry.deadline = stored.deadline

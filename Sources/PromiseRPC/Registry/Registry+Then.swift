@@ -116,17 +116,17 @@ extension Registry {
         if job.cancelled { return Promise(error: CancellationError()) }
         // In memory nothing waits for a commit that would see it: a parent
         // settled while stopping must not start a command the stop will not wait for.
-        if isStopping { return Promise(error: RemoteRejection(message: "not run: the daemon is stopping")) }
+        if isStopping { return Promise(error: RemoteRejection(message: "not run: the daemon is stopping").at(childID)) }
         if let child = job.child, !child.isPending {
-            return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
+            return Promise(error: RemoteRejection(message: "not run: the promise was already settled").at(childID))
         }
         // Checked at `then`; checked again for a command stored before that check, or by another program.
         if let problem = job.spec.problem {
             return Promise(error: RemoteRejection(
-                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data))
+                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data, origin: childID))
         }
         do {
-            try Self.checkValueBytes(input, limits, what: "the command's input")
+            try Self.checkValueBytes(input, limits, what: "the command's input", origin: childID)
         } catch {
             return Promise(error: error)
         }
@@ -174,9 +174,9 @@ extension Registry {
                 execEnded(holding: slot)
                 job?.sharedInput = nil
                 if let failure {
-                    result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))"))
+                    result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))", origin: childID))
                 } else if isStopping, let job {
-                    result.reject(Self.interruptedCommand(job.spec.argv))
+                    result.reject(Self.interruptedCommand(job.spec.argv).at(childID))
                 } else {
                     result.reject(CancellationError())
                 }
@@ -227,7 +227,7 @@ extension Registry {
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
                 switch outcome.settlement(maxDepth: maxDepth, outputLimit: outputLimit) {
                 case .success(let value): result.fulfill(value)
-                case .failure(let rejection): result.reject(rejection)
+                case .failure(let rejection): result.reject(rejection.at(childID))
                 }
             }
             // onExit may already have run, inside launch: then there is nothing to keep.
@@ -240,7 +240,7 @@ extension Registry {
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",
-                data: ["exitStatus": 127]))
+                data: ["exitStatus": 127], origin: childID))
         }
     }
 }

@@ -139,7 +139,7 @@ public final class Registry {
             guard let entry = entries[id] else { continue }
             let rejection = RemoteRejection(
                 message: "lease expired: the connection that created it closed",
-                data: ["connection": .int(Int(clamping: connectionID))])
+                data: ["connection": .int(Int(clamping: connectionID))], origin: id)
             if entry.promise.reject(rejection) {
                 logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
             }
@@ -155,7 +155,7 @@ public final class Registry {
             guard let job = entry.job, let outcome = job.outcome else { continue }
             job.cancelled = true
             // The child has adopted `outcome`: settling that settles the child.
-            outcome.reject(Self.interruptedCommand(job.spec.argv))
+            outcome.reject(Self.interruptedCommand(job.spec.argv).at(entry.id))
         }
     }
 
@@ -329,11 +329,22 @@ public final class Registry {
     /// Nil while it is not fulfilled, or for a value short enough to write
     /// in place.
     func valueText(of entry: RemotePromise) -> [UInt8]? {
-        guard case .success(let value)? = entry.result else { return nil }
+        // Before `didSettle` (the answer to the `resolve` itself) the value
+        // is the request's own and the core promise still holds it: written
+        // in place, with no lock taken to read it.
+        guard entry.settlementHandled, !entry.hasNoValueText else { return nil }
+        guard case .success(let value)? = entry.result else {
+            entry.hasNoValueText = true
+            return nil
+        }
         // A child stored without a value of its own has its parent's: one text for both.
         var owner = entry
         if entry.sharesParentValue, let parentID = entry.parentID, let parent = entries[parentID] { owner = parent }
-        return valueTexts.text(of: value, ownedBy: owner)
+        guard let text = valueTexts.text(of: value, ownedBy: owner) else {
+            entry.hasNoValueText = true
+            return nil
+        }
+        return text
     }
 
     /// `entry`'s record as JSON text, for answers that several readers share.

@@ -21,6 +21,8 @@ extension RemotePromise {
         var deadline: Int64?
         /// An `all`'s policy.
         var policy: String?
+        /// An `all` that gives up its other inputs once one fails (Registry+StopOnFailure).
+        var stopOnFailure = false
         var timeoutTimer: (any ScheduledTimer)?
         /// The connection whose closing rejects this promise while pending.
         var leaseHolder: UInt64?
@@ -99,6 +101,11 @@ extension RemotePromise {
     var policy: String? {
         get { details?.policy }
         set { set(\.policy, newValue) }
+    }
+
+    var stopOnFailure: Bool {
+        get { details?.stopOnFailure ?? false }
+        set { if newValue || details != nil { writableDetails.stopOnFailure = newValue } }
     }
 
     var timeoutTimer: (any ScheduledTimer)? {

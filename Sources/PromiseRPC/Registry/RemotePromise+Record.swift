@@ -68,6 +68,7 @@ extension RemotePromise {
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
         object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
         object.string("state", Self.state(of: result))
+        object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value, text: valueText) }
     }

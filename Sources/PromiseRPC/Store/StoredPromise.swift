@@ -23,6 +23,8 @@ public struct StoredPromise: Sendable, Hashable {
     public var env: [String: String]?
     /// An `all`'s policy.
     public var policy: String?
+    /// An `all` that gives up its other inputs once one fails.
+    public var stopOnFailure: Bool
     public var name: String?
     /// Milliseconds since 1970.
     public var created: Int64
@@ -59,7 +61,7 @@ public struct StoredPromise: Sendable, Hashable {
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
         on: String? = nil, exec: [String]? = nil, cwd: String? = nil, env: [String: String]? = nil,
-        policy: String? = nil, name: String? = nil, created: Int64, settled: Int64? = nil,
+        policy: String? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
         state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
@@ -75,6 +77,7 @@ public struct StoredPromise: Sendable, Hashable {
         self.cwd = cwd
         self.env = env
         self.policy = policy
+        self.stopOnFailure = stopOnFailure
         self.name = name
         self.created = created
         self.settled = settled
@@ -146,6 +149,7 @@ extension StoredPromise {
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
         object.string("state", state)
+        object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         object.value("value", ifPresent: value)
         object.flag("valueOfParent", valueOfParent)
@@ -169,6 +173,7 @@ extension StoredPromise {
             cwd: try reader.optional("cwd", \.stringValue),
             env: try reader.optional("env", Reader.stringMap),
             policy: try reader.optional("policy", \.stringValue),
+            stopOnFailure: try reader.optional("stopOnFailure", \.boolValue) ?? false,
             name: try reader.optional("name", \.stringValue),
             created: Int64(try reader.required("created", \.intValue)),
             settled: try reader.optional("settled", \.intValue).map(Int64.init),

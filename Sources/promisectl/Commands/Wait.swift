@@ -11,12 +11,19 @@ extension PromiseCtl {
                 and settled. Prints the value as JSON (--raw: a string without quotes; \
                 --json: the whole record, in every state). Exits 0 fulfilled, 1 rejected \
                 (the reason goes to stderr), 2 cancelled, 3 when --timeout passes first \
-                or when the promise was rejected by its own timeout (create --timeout).
+                or when the promise was rejected by its own timeout (create --timeout). \
+                A rejection names the promise where it began (`cc/f07 failed: …`), and each \
+                failed input of an `all --policy all-errors` or an `any`.
+
+                --cancel-on-signal: on SIGINT (Ctrl-C) or SIGTERM, cancel the promise \
+                (and so the pipeline's steps it needs, their commands stopped), then \
+                exit 130 (SIGINT) or 143 (SIGTERM).
 
                 Example:
                   promisectl wait build/lib --timeout 600
                   version=$(promisectl wait release/version --raw)
                   promisectl wait build/all --progress   # a bar on stderr as it moves
+                  promisectl wait build/test --cancel-on-signal   # Ctrl-C stops the build
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -35,6 +42,8 @@ extension PromiseCtl {
 
         @Flag(help: "Show a progress bar on stderr while waiting (a line per change when stderr is not a terminal).")
         var progress = false
+        @Flag(help: "On SIGINT or SIGTERM, cancel the promise, then exit 130 or 143.")
+        var cancelOnSignal = false
 
         func validate() throws {
             if let timeout, !(timeout >= 0) || !timeout.isFinite {
@@ -46,10 +55,14 @@ extension PromiseCtl {
         func run(with client: PromiseClient) throws {
             var params: [String: JSONValue] = ["id": .string(id)]
             if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
+            let armed = cancelOnSignal
+                ? SignalCancellation.arm(cancelling: id, socketPath: connection.resolvedSocketPath) : nil
+            defer { armed?.disarm() }
             let record: PromiseClient.Record
             do {
                 record = try PromiseClient.Record(
                     progress ? ProgressBar.wait(for: id, params: params, client: client) : client.call("wait", params, timeout: nil))
+                armed?.disarm()
             } catch let error as RPCError where error.code == .waitTimedOut {
                 Failure.report("timed out waiting for \(id)")
                 throw ExitCode.timedOut
@@ -59,7 +72,7 @@ extension PromiseCtl {
             } else if record.state == .fulfilled {
                 Output.line(Output.value(record.value ?? .null, raw: raw))
             } else {
-                Failure.report("\(id) \(record.state.rawValue)\(Output.reasonSuffix(record))")
+                for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
             }
             let status = ExitCode.forWaitedRecord(record)
             if status != .success { throw status }
