@@ -20,7 +20,8 @@ extension PromiseCtl {
                 TERM, then KILL after --grace seconds. SIGINT, SIGTERM and SIGHUP sent to \
                 promisectl are passed on to the group. If promisectl itself dies, a promise \
                 it created is rejected by the daemon (a lease). Exits with CMD's own status \
-                (128 + N when signal N ended it).
+                (128 + N when signal N ended it). CMD's output is also sent to the daemon \
+                as the step's log: `promisectl logs ID` shows its end.
 
                 With --pool, CMD first waits for a slot of that pool of the daemon \
                 (first come first served, with the daemon's own steps of that pool), \

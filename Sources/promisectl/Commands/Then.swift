@@ -25,7 +25,8 @@ extension PromiseCtl {
                 PROMISE_ID, PROMISE_CHILD_ID and PROMISE_STATE are not sent: the daemon sets \
                 them. With --daemon-env only --env is sent and CMD gets the daemon's \
                 environment. The request, environment included, must fit in the daemon's \
-                maxLineBytes (1 MiB unless promised --max-line-bytes says otherwise).
+                maxLineBytes (1 MiB unless promised --max-line-bytes says otherwise). \
+                `promisectl logs CHILD` shows the end of CMD's stdout and stderr.
 
                 Example:
                   promisectl then build/lib --id build/test -- make test
