@@ -14,9 +14,11 @@ import Glibc
 /// took 64 ms when only the 50 ms poll timeout noticed that, as its pipes
 /// close a moment before it can be reaped.
 final class RunSession {
-    private let client: PromiseClient
-    private let id: String
-    private let command: [String]
+    /// The daemon, reconnected when it goes away (RunSession+Reconnect.swift).
+    let connection: ReconnectingPromiseClient
+    var client: PromiseClient { connection.client }
+    let id: String
+    let command: [String]
     private let grace: Duration
     /// The longest one poll waits, in milliseconds: how late forwarded signals
     /// and the KILL after `grace` can be, and the command's end where there is
@@ -35,29 +37,34 @@ final class RunSession {
     private var captured: [UInt8] = []
     private var capturedOverflow = false
     private var stderrTail: [UInt8] = []
-    private var cancelled = false
+    var cancelled = false
     private var killDeadline: ContinuousClock.Instant?
-    private var daemonGone = false
+    var daemonGone = false
+    /// Set when the outcome could not be given to the daemon: `run` then exits 69.
+    var outcomeLost = false
     private var askedLimits: JSONValue??
 
-    init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50)) {
-        self.client = client
+    init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
+         reconnect: ReconnectPolicy = .never) {
+        self.connection = ReconnectingPromiseClient(adopting: client, policy: reconnect)
         self.id = id
         self.command = command
         self.grace = grace
         self.pollMilliseconds = Int32(min(pollTimeout / .milliseconds(1), Double(Int32.max)))
+        connection.onReconnect = { [unowned self] in try self.resume(on: $0) }
     }
 
     /// Runs the command to its end and returns its shell status.
     func run() throws -> Int32 {
         // Leased: if promisectl dies without settling, the daemon rejects the promise
-        // instead of leaving it pending forever (only when this run created it).
+        // instead of leaving it pending forever, whether this run created it or not.
         let record = try PromiseClient.Record(
             client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
         guard record.state == .pending else {
             Failure.report("\(id) is already \(record.state.rawValue); not running \(command[0])")
             throw ExitCode.alreadySettledOrExists
         }
+        try takeLease(on: client)
         // Subscribing before the command starts means a cancel cannot slip in unseen.
         try client.call("subscribe", ["ids": [.string(id)]])
 
@@ -83,6 +90,7 @@ final class RunSession {
         } else {
             settle(outcome(of: termination))
         }
+        if outcomeLost { throw ExitCode.daemonUnreachable }
         return termination.shellStatus
     }
 
@@ -116,6 +124,7 @@ final class RunSession {
                     pump(child.standardError, to: 2, stdout: false) { child.closeStandardError() }
                 }
             }
+            if daemonGone { reconnectIfDue() }
             if !daemonGone { drainNotifications(child) }
             forwardPendingSignals(&signals, to: child)
             if let killDeadline, ContinuousClock.now >= killDeadline {
@@ -172,8 +181,7 @@ final class RunSession {
                 killDeadline = .now + grace
             }
         } catch {
-            daemonGone = true
-            Failure.report("lost the daemon while running \(command[0]): \(error)")
+            lostDaemon(error)
         }
     }
 
@@ -234,10 +242,7 @@ final class RunSession {
 
     /// Settles the promise; a failure is reported but does not change the exit status.
     private func settle(_ outcome: Outcome) {
-        guard !daemonGone else {
-            Failure.report("could not settle \(id): the daemon is gone")
-            return
-        }
+        guard reconnectToSettle() else { return }
         do {
             switch outcome {
             case .fulfilled(let value):
@@ -251,13 +256,14 @@ final class RunSession {
                         data: ["limit": "maxLineBytes", "value": .int(limit), "exitStatus": 0])))
                     return
                 }
-                try client.call("resolve", ["id": .string(id), "value": value])
+                try settleReconnecting("resolve", ["id": .string(id), "value": value])
             case .rejected(let code, let message, let data):
                 var reason: [String: JSONValue] = ["code": .int(code), "message": .string(message)]
                 if let data { reason["data"] = data }
-                try client.call("reject", ["id": .string(id), "reason": .object(reason)])
+                try settleReconnecting("reject", ["id": .string(id), "reason": .object(reason)])
             }
         } catch {
+            if ReconnectingPromiseClient.isConnectionLoss(error) { outcomeLost = true }
             Failure.report("could not settle \(id): \(error)")
         }
     }

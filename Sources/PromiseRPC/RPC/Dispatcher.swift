@@ -147,6 +147,7 @@ public final class Dispatcher: RPCHandler {
     /// The methods that change promises: refused while the store cannot write.
     static let changingMethods: Set<String> = [
         "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
+        "lease",
     ]
 
     /// What a method answers at once.
@@ -176,6 +177,7 @@ public final class Dispatcher: RPCHandler {
         case "all", "any", "race", "allSettled": .value(try registry.combine(method, params))
         case "info": .value(registry.info(connections: peers.count))
         case "forget": .value(try registry.forget(params))
+        case "lease": .record(try registry.lease(params, call))
         default:
             throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
         }

@@ -54,6 +54,7 @@ extension Registry {
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
         }
         if retainMilliseconds != nil { queueSettledForRetention() }
+        armLeaseGrace()
         // Once every promise is back, so that what these settle finds its children in place.
         for (entry, rejection) in rejections where entry.promise.reject(rejection) {
             summary.rejected += 1
@@ -139,8 +140,8 @@ extension Registry {
             }
         default:
             entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)
-            if stored.lease {
-                rejection = RemoteRejection(message: "lease expired: the daemon restarted")
+            if stored.lease && leaseGraceMilliseconds == 0 {
+                rejection = restartedLeaseExpired()
             }
         }
         fill(entry, from: stored)

@@ -74,6 +74,11 @@ public final class Registry {
     @exclusivity(unchecked) var settledCount = 0
     /// Settled promises garbage-collected since start.
     var collectedCount = 0
+    /// How long a lease restored at start-up waits for a connection to take
+    /// it back (the `lease` method) before its promise is rejected; 0 rejects
+    /// at once. Set before ``restore(_:)`` (`promised --lease-grace`).
+    public var leaseGraceMilliseconds: UInt64 = 0
+    var leaseGraceTimer: (any ScheduledTimer)?
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.

@@ -18,9 +18,11 @@ extension PromiseCtl {
                 Another status rejects ID with code = the status and message = \
                 the end of stderr. If ID is cancelled meanwhile, the whole group gets \
                 TERM, then KILL after --grace seconds. SIGINT, SIGTERM and SIGHUP sent to \
-                promisectl are passed on to the group. If promisectl itself dies, a promise \
-                it created is rejected by the daemon (a lease). Exits with CMD's own status \
-                (128 + N when signal N ended it).
+                promisectl are passed on to the group. If promisectl itself dies, ID is \
+                rejected by the daemon (a lease, taken whether or not run created ID). If the \
+                daemon goes away, CMD carries on and run reconnects (--reconnect-timeout) to \
+                settle ID; when it cannot, it exits 69. Otherwise it exits with CMD's own \
+                status (128 + N when signal N ended it).
 
                 Example:
                   promisectl run build/lib -- make -C lib
@@ -28,6 +30,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The promise to settle.")
         var id: String
@@ -44,7 +47,8 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
-            let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)))
+            let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
+                                     reconnect: reconnect.policy)
             let status = try session.run()
             if status != 0 { throw ExitCode(status) }
         }

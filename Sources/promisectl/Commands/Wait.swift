@@ -19,6 +19,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The promise's id.")
         var id: String
@@ -40,11 +41,11 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
-            var params: [String: JSONValue] = ["id": .string(id)]
-            if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
             let record: PromiseClient.Record
             do {
-                record = try PromiseClient.Record(client.call("wait", params, timeout: nil))
+                // Asks again, on a new connection, when the daemon restarts meanwhile.
+                let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
+                record = try reconnect.reconnecting(client).wait(for: id, timeout: limit)
             } catch let error as RPCError where error.code == .waitTimedOut {
                 Failure.report("timed out waiting for \(id)")
                 throw ExitCode.timedOut
