@@ -23,6 +23,12 @@ public protocol RunningProcess: AnyObject {
     /// Sends SIGTERM to the process group, then SIGKILL after `graceMilliseconds`
     /// if it is still running. `onExit` still fires when it is gone.
     func terminate(graceMilliseconds: UInt64)
+    /// Its pid, which is also its process group's id; nil where there is no real process (fakes).
+    var processID: Int32? { get }
+}
+
+extension RunningProcess {
+    public var processID: Int32? { nil }
 }
 
 /// What to run for `then … exec`.

@@ -112,7 +112,7 @@ extension Registry {
             // Its command may have done its work, or part of it: it is not run a second time.
             entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                              name: stored.name, restoring: stored)
-            rejection = Self.interruptedCommand(stored.exec ?? [])
+            rejection = stopLeftoverCommand(of: stored)
         case "then":
             if let parentID = stored.parentID, let parent = entries[parentID] {
                 let spec = stored.exec.map { argv in

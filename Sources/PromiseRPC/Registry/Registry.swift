@@ -79,6 +79,9 @@ public final class Registry {
     /// at once. Set before ``restore(_:)`` (`promised --lease-grace`).
     public var leaseGraceMilliseconds: UInt64 = 0
     var leaseGraceTimer: (any ScheduledTimer)?
+    /// Where the process groups of commands left running by a crash are
+    /// looked up and stopped (Registry+LeftoverProcesses); tests use a fake.
+    var leftoverProcesses = LeftoverProcessGroup.System.system
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.

@@ -31,6 +31,7 @@ extension RemotePromise {
             policy: policy, name: name, created: created, settled: settled, state: Self.state(of: result),
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
-            lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue)
+            lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,
+            execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime)
     }
 }

@@ -13,6 +13,7 @@ final class ChildProcess: RunningProcess {
     static let outputGraceMilliseconds: UInt64 = 250
 
     let pid: Int32
+    var processID: Int32? { pid }
     private let process: UVProcess
     private let stdin: UVPipe
     private let stdout: UVPipe

@@ -49,6 +49,12 @@ public struct StoredPromise: Sendable, Hashable {
     /// The command of this `then … exec` child was started. A pending child
     /// whose command started is not started again after a restart.
     public var execStarted: Bool
+    /// The pid (and process group) of this child's running command, and its
+    /// start time (field 22 of `/proc/<pid>/stat`): a restart after a crash
+    /// stops that group if the pid still has that start time. Absent in rows
+    /// written before they were recorded.
+    public var execPid: Int32?
+    public var execStartTime: UInt64?
 
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
@@ -56,7 +62,8 @@ public struct StoredPromise: Sendable, Hashable {
         policy: String? = nil, name: String? = nil, created: Int64, settled: Int64? = nil,
         state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
-        deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false
+        deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
+        execPid: Int32? = nil, execStartTime: UInt64? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -81,6 +88,8 @@ public struct StoredPromise: Sendable, Hashable {
         self.lease = lease
         self.execStarted = execStarted
         self.valueOfParent = valueOfParent
+        self.execPid = execPid
+        self.execStartTime = execStartTime
     }
 
     public var isPending: Bool { state == "pending" }
@@ -120,7 +129,9 @@ extension StoredPromise {
         object.value("deadline", ifPresent: deadline.map { .int(Int($0)) })
         object.value("env", ifPresent: env.map { .object($0.mapValues(JSONValue.string)) })
         object.strings("exec", ifPresent: exec)
+        object.value("execPid", ifPresent: execPid.map { .int(Int($0)) })
         object.flag("execStarted", execStarted)
+        object.value("execStartTime", ifPresent: execStartTime.map { .int(Int(clamping: $0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
         object.string("kind", kind)
@@ -170,7 +181,9 @@ extension StoredPromise {
             deadline: try reader.optional("deadline", \.intValue).map(Int64.init),
             lease: try reader.optional("lease", \.boolValue) ?? false,
             execStarted: try reader.optional("execStarted", \.boolValue) ?? false,
-            valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false)
+            valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false,
+            execPid: try reader.optional("execPid", \.intValue).flatMap { Int32(exactly: $0) },
+            execStartTime: try reader.optional("execStartTime", \.intValue).flatMap { UInt64(exactly: $0) })
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }
