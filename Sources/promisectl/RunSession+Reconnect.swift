@@ -15,9 +15,11 @@ extension RunSession {
             try client.call("lease", ["id": .string(id)])
         } catch let error as RPCError
             where error.code == .methodNotFound || error.code == .alreadySettled || error.code == .permissionDenied
+                || error.code == .noSuchPromise
         {
-            // An older daemon; settled meanwhile (settling says so later); or
-            // another client holds it (a second `run` of the same id): run all the same.
+            // An older daemon; settled meanwhile (settling says so later); another
+            // client holds it (a second `run` of the same id): run all the same.
+            // Not created yet (a reconnection before `create` was answered): `create` leases it.
         }
     }
 

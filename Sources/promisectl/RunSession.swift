@@ -58,15 +58,15 @@ final class RunSession {
     func run() throws -> Int32 {
         // Leased: if promisectl dies without settling, the daemon rejects the promise
         // instead of leaving it pending forever, whether this run created it or not.
-        let record = try PromiseClient.Record(
-            client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+        let record = try connection.withReconnects { client in
+            try PromiseClient.Record(client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+        }
         guard record.state == .pending else {
             Failure.report("\(id) is already \(record.state.rawValue); not running \(command[0])")
             throw ExitCode.alreadySettledOrExists
         }
-        try takeLease(on: client)
         // Subscribing before the command starts means a cancel cannot slip in unseen.
-        try client.call("subscribe", ["ids": [.string(id)]])
+        try connection.withReconnects { try resume(on: $0) }
 
         var blocked = sigset_t()
         sigemptyset(&blocked)
