@@ -51,7 +51,8 @@ struct LeftoverProcessGroup: Sendable, Hashable {
     }
 
     /// Field 22 (`starttime`) of `/proc/<pid>/stat`, or nil when the process
-    /// does not exist (or /proc cannot be read). The second field, the
+    /// does not exist, has ended but is not yet reaped (a zombie: nothing left
+    /// to stop), or /proc cannot be read. The second field, the
     /// command's name in parentheses, may hold spaces and parentheses: the
     /// fields are counted from the last ")".
     static func readStartTime(of pid: Int32) -> UInt64? {
@@ -59,7 +60,7 @@ struct LeftoverProcessGroup: Sendable, Hashable {
         guard let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
         // fields[0] is field 3 (state), so field 22 is fields[19].
-        guard fields.count > 19 else { return nil }
+        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
         return UInt64(fields[19])
     }
 
