@@ -171,4 +171,34 @@ struct ReconnectTests {
             #expect(E2E.lines(ofFile: command.runs) == ["ran"])
         }
     }
+
+    @Test("ReconnectingPromiseClient: wait and a subscription carry on across kill -9 and restart, each settlement once")
+    func libraryClientCarriesOn() throws {
+        try E2EDurableDaemon.with { daemon in
+            try daemon.call("create", ["id": "x"])
+            try daemon.call("create", ["id": "y"])
+            try daemon.call("resolve", ["id": "y", "value": "before"])
+            let policy = ReconnectPolicy(initialDelay: .milliseconds(10), giveUpAfter: .seconds(20))
+            let watcher = try ReconnectingPromiseClient(socketPath: daemon.socketPath, policy: policy)
+            let subscription = try watcher.subscribe(["x", "y"])
+            let first = try #require(try subscription.next(timeout: .seconds(10)))
+            #expect(first.params["id"] == "y")
+
+            // Connected before the kill, asking after the restart: its first request meets the closed connection.
+            let waiter = try ReconnectingPromiseClient(socketPath: daemon.socketPath, policy: policy)
+            daemon.kill9()
+            try daemon.start()
+            try daemon.call("resolve", ["id": "x", "value": "after"])
+            let record = try waiter.wait(for: "x", timeout: .seconds(20))
+            #expect(record.state == .fulfilled)
+            #expect(record.value == "after")
+            #expect(waiter.reconnections == 1)
+
+            let second = try #require(try subscription.next(timeout: .seconds(20)))
+            #expect(second.params["id"] == "x")
+            #expect(second.params["value"] == "after")
+            #expect(subscription.allSettled)
+            #expect(try subscription.next(timeout: .milliseconds(300)) == nil, "a settlement came twice")
+        }
+    }
 }
