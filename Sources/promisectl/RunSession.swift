@@ -240,7 +240,9 @@ final class RunSession {
         return String(decoding: tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Settles the promise; a failure is reported but does not change the exit status.
+    /// Settles the promise, on a new connection if the daemon went away; a
+    /// failure is reported, and changes the exit status (69) only when the
+    /// daemon could not be reached to take the outcome.
     private func settle(_ outcome: Outcome) {
         guard reconnectToSettle() else { return }
         do {
