@@ -15,12 +15,18 @@ struct PromiseCtl: ParsableCommand {
             $PROMISED_SOCKET, else $XDG_RUNTIME_DIR/promised.sock, else a per-user \
             folder under the temp dir.
 
+            Output for people (list's table, get's details, tree, watch's lines, wait's \
+            progress bar) goes to terminals; piped or redirected, commands print what \
+            scripts read. PROMISECTL_TTY=1 treats every stream as a terminal, \
+            PROMISECTL_TTY=0 none.
+
             Exit statuses (every command; `run` exits with its command's own status):
               0  success / fulfilled     4  no such promise
               1  rejected                5  already settled or already exists
               2  cancelled               64 usage error
               3  timed out               69 daemon unreachable
                                          70 internal error
+            `wait --cancel-on-signal` exits 130 on SIGINT and 143 on SIGTERM.
 
             Example:
               promisectl create build/lib --timeout 600
@@ -35,7 +41,7 @@ struct PromiseCtl: ParsableCommand {
         subcommands: [
             Create.self, Resolve.self, Reject.self, Cancel.self, Get.self, Wait.self,
             Then.self, Run.self, Watch.self, List.self, Info.self, Progress.self,
-            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self,
+            All.self, AnyOf.self, Race.self, AllSettled.self, Forget.self, Pool.self, Pools.self, Tree.self,
         ]
     )
 

@@ -43,10 +43,13 @@ final class RunSession {
     /// Set when the outcome could not be given to the daemon: `run` then exits 69.
     var outcomeLost = false
     private var askedLimits: JSONValue??
+    /// The daemon's pool whose slot the command waits for and holds (`run --pool`).
+    private let pool: String?
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
-         reconnect: ReconnectPolicy = .never) {
+         pool: String? = nil, reconnect: ReconnectPolicy = .never) {
         self.connection = ReconnectingPromiseClient(adopting: client, policy: reconnect)
+        self.pool = pool
         self.id = id
         self.command = command
         self.grace = grace
@@ -67,6 +70,11 @@ final class RunSession {
         }
         // Subscribing before the command starts means a cancel cannot slip in unseen.
         try connection.withReconnects { try resume(on: $0) }
+        // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
+        let slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
+        // Given back once the command has ended, however it ended (a killed promisectl's connection closes,
+        // and with it the slot: a run that reconnected holds none).
+        defer { if !daemonGone { slot?.release() } }
 
         var blocked = sigset_t()
         sigemptyset(&blocked)

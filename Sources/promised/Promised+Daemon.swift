@@ -14,6 +14,10 @@ extension Promised {
         if let maxOutputBufferBytes { limits.maxOutputBufferBytes = maxOutputBufferBytes }
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
+        for pool in pools {
+            if pool.name == DaemonLimits.defaultPoolName { limits.maxRunningProcesses = pool.limit } else { limits.pools[pool.name] = pool.limit }
+        }
+        if let maxQueued { limits.maxQueued = maxQueued }
         if let maxProcessOutputBytes { limits.maxProcessOutputBytes = maxProcessOutputBytes }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
         if let maxValueBytes { limits.maxValueBytes = maxValueBytes }
@@ -21,6 +25,8 @@ extension Promised {
         if let reservedConnections { limits.reservedConnections = reservedConnections }
         if let maxWaitersForUncreatedIds { limits.maxWaitersForUncreatedIDs = maxWaitersForUncreatedIds }
         if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
+        if let maxRecordChildren { limits.maxRecordChildren = maxRecordChildren }
+        if let maxBatchAnswerBytes { limits.maxBatchAnswerBytes = maxBatchAnswerBytes }
         limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)
         return limits
     }

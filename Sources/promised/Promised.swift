@@ -27,10 +27,17 @@ struct Promised: ParsableCommand {
             --reserved-connections more clients may still create, settle and read \
             (not wait or subscribe), so that a full daemon can release its waiters.
 
+            Commands run by `then … exec` take a slot of a pool while they run: the \
+            default pool has --max-running-processes slots, --pool NAME=N makes more \
+            pools (promisectl pool NAME N changes a limit until the daemon stops). A \
+            step with no free slot waits its turn (first come first served); at most \
+            --max-queued wait over all pools.
+
             Examples:
               promised
               promised --in-memory --retain 10m
               promised --socket /tmp/p.sock --log-level debug
+              promised --pool cc=2 --pool link=1
               echo '{"jsonrpc":"2.0","id":1,"method":"info"}' | socat - UNIX-CONNECT:/tmp/p.sock
             """,
         version: PromiseProtocol.daemonVersion)
@@ -80,8 +87,20 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxProcessOutputBytes: Int?
 
-    @Option(help: ArgumentHelp("Processes started by `then … exec` running at once.", valueName: "n"))
+    @Option(help: ArgumentHelp(
+        "Processes started by `then … exec` running at once: the default pool's limit; more wait their turn (default 256).",
+        valueName: "n"))
     var maxRunningProcesses: Int?
+
+    @Option(name: .customLong("pool"), help: ArgumentHelp(
+        "A pool of slots and its limit, 0 to 65536 (repeatable): steps and `promisectl run --pool` naming it wait for a slot.",
+        valueName: "name=n"))
+    var pools: [PoolLimit] = []
+
+    @Option(help: ArgumentHelp(
+        "Steps and pool.acquire requests waiting for a slot, over all pools; more get -32004 (default 100000).",
+        valueName: "n"))
+    var maxQueued: Int?
 
     @Option(help: ArgumentHelp("Milliseconds a cancelled process has between SIGTERM and SIGKILL.",
                                valueName: "ms"))
@@ -111,20 +130,35 @@ struct Promised: ParsableCommand {
                                valueName: "n"))
     var maxSubscriptionsToUncreatedIds: Int?
 
+    @Option(help: ArgumentHelp(
+        "Child ids a record lists under children; list with parent pages through the rest (default 1000).",
+        valueName: "n"))
+    var maxRecordChildren: Int?
+
+    @Option(help: ArgumentHelp(
+        "Bytes of JSON one batch's answer may take; members past it get an error, their requests done (default 67108864).",
+        valueName: "bytes"))
+    var maxBatchAnswerBytes: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
         }
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
-                              ("--max-running-processes", maxRunningProcesses),
+                              ("--max-running-processes", maxRunningProcesses), ("--max-queued", maxQueued),
                               ("--max-process-output-bytes", maxProcessOutputBytes),
                               ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),
                               ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
-                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds)] {
+                              ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds),
+                              ("--max-record-children", maxRecordChildren),
+                              ("--max-batch-answer-bytes", maxBatchAnswerBytes)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }
+        }
+        if maxRunningProcesses != nil && pools.contains(where: { $0.name == DaemonLimits.defaultPoolName }) {
+            throw ValidationError("--pool default=N and --max-running-processes set the same limit: give one.")
         }
         if let reservedConnections, reservedConnections < 0 {
             throw ValidationError("--reserved-connections must be 0 or more.")

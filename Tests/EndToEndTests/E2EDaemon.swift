@@ -153,6 +153,7 @@ final class E2ERunningCommand {
 
     var pid: pid_t { process.processIdentifier }
     var stdoutSoFar: String { (try? String(contentsOfFile: directory + "/out", encoding: .utf8)) ?? "" }
+    var stderrSoFar: String { (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "" }
 
     /// Waits up to `timeout` for the end (then kills it and throws) and returns what it did.
     func finish(timeout: Duration = .seconds(20)) throws -> E2ECommandResult {

@@ -76,7 +76,7 @@ struct PromiseCtlParsingTests {
         let help = PromiseCtl.helpMessage()
         for command in [
             "create", "resolve", "reject", "cancel", "get", "wait", "then", "run", "watch", "list", "info",
-            "progress", "all", "any", "race", "all-settled",
+            "progress", "all", "any", "race", "all-settled", "tree",
         ] {
             #expect(help.contains("  \(command) "), "\(command)")
         }

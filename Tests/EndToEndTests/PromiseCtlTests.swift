@@ -406,7 +406,7 @@ struct PromiseCtlTests {
     func helpHasExamples() throws {
         for command in [
             "create", "resolve", "reject", "cancel", "get", "wait", "then", "run", "watch", "list", "info",
-            "progress", "all", "any", "race", "all-settled",
+            "progress", "all", "any", "race", "all-settled", "tree",
         ] {
             let result = try E2ECommand.run(E2EBinaries.promisectl, [command, "--help"])
             #expect(result.status == 0, "\(command)")

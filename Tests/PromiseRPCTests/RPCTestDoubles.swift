@@ -62,6 +62,8 @@ final class RPCFakeLoop: LoopServices {
         private var onExit: ((ProcessOutcome) -> Void)?
         /// The grace periods `terminate` was called with.
         var terminations: [UInt64] = []
+        /// The pid records show while it runs.
+        let processID: Int32? = 4242
         init(spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) {
             self.spec = spec
             self.onExit = onExit

@@ -2,7 +2,7 @@
 import Testing
 
 /// `RemotePromise.writeRecord` writes records straight to bytes for the
-/// answers and `settled` notifications; `record(now:)` builds them as values
+/// answers and `settled` notifications; `record(now:maxChildren:)` builds them as values
 /// for everything else (list, wait). Both must give the same text for every
 /// kind of record.
 @Suite("Records written as JSON text")
@@ -33,8 +33,8 @@ struct RecordJSONTests {
         let entries = harness.registry.entries.values.sorted { $0.id < $1.id }
         #expect(entries.count == 11)
         for entry in entries {
-            let written = JSONTextBuffer.bytes { entry.writeRecord(now: 1_700_000_000_000, to: &$0) }
-            let value = entry.record(now: 1_700_000_000_000).serialized()
+            let written = JSONTextBuffer.bytes { entry.writeRecord(now: 1_700_000_000_000, maxChildren: 1, to: &$0) }
+            let value = entry.record(now: 1_700_000_000_000, maxChildren: 1).serialized()
             #expect(String(decoding: written, as: UTF8.self) == String(decoding: value, as: UTF8.self),
                     "record of \(entry.id)")
         }

@@ -28,7 +28,7 @@ struct RegistryCombinatorTests {
         let (harness, peer) = setUp(["a", "b"])
         harness.call("all", ["ids": ["a", "b"], "id": "both", "policy": "fail-fast"], from: peer)
         harness.call("reject", ["id": "b", "reason": "b broke"], from: peer)
-        #expect(harness.record("both", from: peer)["reason"] == ["message": "b broke"])
+        #expect(harness.record("both", from: peer)["reason"] == ["message": "b broke", "origin": "b"])
     }
 
     @Test("all with all-errors waits for every input and lists each failure by index and id")
@@ -42,8 +42,8 @@ struct RegistryCombinatorTests {
         let reason = harness.record("every", from: peer)["reason"]
         #expect(reason?["message"] == "2 of 3 input promises were rejected")
         #expect(reason?["data"]?["errors"] == [
-            ["index": 0, "id": "a", "reason": ["code": 1, "message": "a broke"]],
-            ["index": 2, "id": "c", "reason": ["message": "c broke"]],
+            ["index": 0, "id": "a", "reason": ["code": 1, "message": "a broke", "origin": "a"]],
+            ["index": 2, "id": "c", "reason": ["message": "c broke", "origin": "c"]],
         ])
     }
 
@@ -92,7 +92,7 @@ struct RegistryCombinatorTests {
         harness.call("race", ["ids": ["a", "b"], "id": "r"], from: peer)
         harness.call("reject", ["id": "b", "reason": "fast failure"], from: peer)
         harness.call("resolve", ["id": "a", "value": 1], from: peer)
-        #expect(harness.record("r", from: peer)["reason"] == ["message": "fast failure"])
+        #expect(harness.record("r", from: peer)["reason"] == ["message": "fast failure", "origin": "b"])
     }
 
     @Test("any and race of no ids are rejected at once", arguments: ["any", "race"])
@@ -114,7 +114,7 @@ struct RegistryCombinatorTests {
         harness.call("cancel", ["id": "c"], from: peer)
         #expect(harness.record("done", from: peer)["value"] == [
             ["id": "a", "state": "fulfilled", "value": 1],
-            ["id": "b", "state": "rejected", "reason": ["message": "no"]],
+            ["id": "b", "state": "rejected", "reason": ["message": "no", "origin": "b"]],
             ["id": "c", "state": "cancelled", "reason": ["message": "cancelled"]],
         ])
     }

@@ -106,7 +106,7 @@ struct RegistryExecInputTests {
         harness.call("resolve", ["id": "b", "value": .string(String(repeating: "x", count: 98))], from: peer)
         #expect(harness.record("job", from: peer)["reason"] == [
             "code": -32004, "message": "the command's input would take more than 100 bytes",
-            "data": ["limit": "maxValueBytes", "value": 100],
+            "data": ["limit": "maxValueBytes", "value": 100], "origin": "job",
         ])
         #expect(harness.loop.processes.map(\.spec.stdin.count) == [101])  // "fits": 100 bytes and a newline
         #expect(harness.call("info", from: peer)["runningProcesses"] == 1)

@@ -72,7 +72,7 @@ struct RegistryExecTests {
                 stdout was larger than 5 bytes (the daemon's maxProcessOutputBytes; promised \
                 --max-process-output-bytes sets it); write large output to a file and print its path
                 """,
-            "data": ["limit": "maxProcessOutputBytes", "value": 5, "exitStatus": 0],
+            "data": ["limit": "maxProcessOutputBytes", "value": 5, "exitStatus": 0], "origin": "job",
         ])
     }
 
@@ -121,7 +121,7 @@ struct RegistryExecTests {
         let (harness, peer) = setUp(on: "fulfilled")
         harness.call("reject", ["id": "a", "reason": "upstream"], from: peer)
         #expect(harness.loop.processes.isEmpty)
-        #expect(harness.record("job", from: peer)["reason"] == ["message": "upstream"])
+        #expect(harness.record("job", from: peer)["reason"] == ["message": "upstream", "origin": "a"])
     }
 
     @Test("on rejected: the command runs with the reason on stdin when the parent is rejected")
@@ -129,7 +129,7 @@ struct RegistryExecTests {
         let (harness, peer) = setUp(on: "rejected")
         harness.call("reject", ["id": "a", "reason": ["code": 4, "message": "bad"]], from: peer)
         let process = try #require(harness.loop.processes.first)
-        #expect(try JSONValue(parsing: process.spec.stdin) == ["code": 4, "message": "bad"])
+        #expect(try JSONValue(parsing: process.spec.stdin) == ["code": 4, "message": "bad", "origin": "a"])
         #expect(process.spec.env["PROMISE_STATE"] == "rejected")
         process.exit(0, stdout: "\"recovered\"")
         #expect(harness.record("job", from: peer)["value"] == "recovered")
@@ -151,7 +151,7 @@ struct RegistryExecTests {
         let process = try #require(harness.loop.processes.first)
         #expect(process.spec.env["PROMISE_STATE"] == .some(state))
         let stdin = try JSONValue(parsing: process.spec.stdin)
-        #expect(stdin == (state == "fulfilled" ? 1 : ["message": "r"]))
+        #expect(stdin == (state == "fulfilled" ? 1 : ["message": "r", "origin": "a"]))
         process.exit(1, stderr: "cleanup failed")
         #expect(harness.record("job", from: peer)["reason"]?["message"] == "cleanup failed")
     }
@@ -228,20 +228,6 @@ struct RegistryExecTests {
         #expect(String(decoding: second.spec.stdin, as: UTF8.self) == "\"built\"\n")
         second.exit(0, stdout: "8\n")
         #expect(harness.record("next", from: peer)["value"] == 8)
-    }
-
-    @Test("maxRunningProcesses: a command past the limit rejects its child with code -32004")
-    func processLimit() throws {
-        var limits = DaemonLimits()
-        limits.maxRunningProcesses = 1
-        let (harness, peer) = setUp(limits: limits)
-        harness.call("then", ["id": "a", "childId": "second", "exec": ["true"]], from: peer)
-        harness.call("resolve", ["id": "a"], from: peer)
-        #expect(harness.loop.processes.count == 1)
-        let second = harness.record("second", from: peer)
-        #expect(second["state"] == "rejected")
-        #expect(second["reason"]?["code"] == -32004)
-        #expect(second["reason"]?["data"]?["limit"] == "maxRunningProcesses")
     }
 
     @Test("the exec child's record shows its command and `on`")

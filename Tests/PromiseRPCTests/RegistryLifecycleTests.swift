@@ -138,10 +138,10 @@ struct RegistryLifecycleTests {
         let full = harness.call(
             "reject", ["id": "a", "reason": ["code": 2, "message": "make failed", "data": ["target": "lib"]]], from: peer)
         #expect(full["state"] == "rejected")
-        #expect(full["reason"] == ["code": 2, "message": "make failed", "data": ["target": "lib"]])
+        #expect(full["reason"] == ["code": 2, "message": "make failed", "data": ["target": "lib"], "origin": "a"])
         #expect(full["value"] == nil)
         let text = harness.call("reject", ["id": "b", "reason": "disk full"], from: peer)
-        #expect(text["reason"] == ["message": "disk full"])
+        #expect(text["reason"] == ["message": "disk full", "origin": "b"])
         let bare = harness.call("reject", ["id": "c"], from: peer)
         #expect(bare["reason"]?["message"] == "rejected")
     }

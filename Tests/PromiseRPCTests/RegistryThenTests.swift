@@ -28,7 +28,7 @@ struct RegistryThenTests {
         harness.call("reject", ["id": "a", "reason": ["code": 3, "message": "broken"]], from: peer)
         let child = harness.record("b", from: peer)
         #expect(child["state"] == "rejected")
-        #expect(child["reason"] == ["code": 3, "message": "broken"])
+        #expect(child["reason"] == ["code": 3, "message": "broken", "origin": "a"])
     }
 
     @Test("a then child of an already settled parent settles at once; without childId it gets an id")

@@ -7,10 +7,10 @@ import Testing
 /// it, and a reason too big or too deep keeps its innermost causes.
 @Suite("Registry: bounded values and reasons")
 struct RegistryValueBoundsTests {
-    /// The -32004 reason of a combinator whose value would pass `maxValueBytes` (16 MiB by default).
-    static func tooBig(_ limit: Int = 16 << 20) -> JSONValue {
+    /// The -32004 reason of combinator `origin` whose value would pass `maxValueBytes` (16 MiB by default).
+    static func tooBig(_ limit: Int = 16 << 20, origin: String) -> JSONValue {
         ["code": -32004, "message": .string("the combined value would take more than \(limit) bytes"),
-         "data": ["limit": "maxValueBytes", "value": .int(limit)]]
+         "data": ["limit": "maxValueBytes", "value": .int(limit)], "origin": .string(origin)]
     }
 
     /// The innermost cause of a reason: down its first `data.errors` entries to one without any.
@@ -46,8 +46,9 @@ struct RegistryValueBoundsTests {
         #expect(harness.record("x31", from: peer)["reason"]?.depth == 125)
         #expect(harness.record("x32", from: peer)["reason"] == [
             "message": "1 of 1 input promises were rejected",
-            "data": ["errors": [["id": "x0", "via": "x31", "reason": ["message": "disk full"]]],
+            "data": ["errors": [["id": "x0", "via": "x31", "reason": ["message": "disk full", "origin": "x0"]]],
                      "truncated": true, "omitted": 0],
+            "origin": "x32",
         ])
     }
 
@@ -65,7 +66,7 @@ struct RegistryValueBoundsTests {
         #expect(try #require(reason).serializedByteCount() <= 65_536)
         let kept = try #require(reason?["data"]?["errors"]?.arrayValue)
         #expect(kept.count > 50)
-        #expect(kept.allSatisfy { $0 == ["id": "a", "reason": ["code": 3, "message": .string(message)]] })
+        #expect(kept.allSatisfy { $0 == ["id": "a", "reason": ["code": 3, "message": .string(message), "origin": "a"]] })
         #expect(reason?["data"]?["truncated"] == true)
         #expect(reason?["data"]?["omitted"] == .int(5_000 - kept.count))
     }
@@ -99,9 +100,10 @@ struct RegistryValueBoundsTests {
         #expect(harness.record("first", from: peer)["reason"] == [
             "message": "2 of 2 input promises were rejected",
             "data": ["errors": [
-                ["index": 0, "id": "a", "reason": ["code": 1, "message": "a", "data": ["x": 1]]],
-                ["index": 1, "id": "b", "reason": ["message": "b"]],
+                ["index": 0, "id": "a", "reason": ["code": 1, "message": "a", "data": ["x": 1], "origin": "a"]],
+                ["index": 1, "id": "b", "reason": ["message": "b", "origin": "b"]],
             ]],
+            "origin": "first",
         ])
     }
 
@@ -115,7 +117,7 @@ struct RegistryValueBoundsTests {
         let record = harness.call(
             "all", ["ids": .array(Array(repeating: "a", count: 40)), "policy": .string(policy), "id": "big"], from: peer)
         #expect(record["state"] == "rejected")
-        #expect(record["reason"] == Self.tooBig())
+        #expect(record["reason"] == Self.tooBig(origin: "big"))
         #expect(harness.call("all", ["ids": .array(Array(repeating: "a", count: 30)), "policy": .string(policy)],
                              from: peer)["state"] == "fulfilled")
     }
@@ -131,7 +133,7 @@ struct RegistryValueBoundsTests {
             "allSettled", ["ids": .array(Array(repeating: "a", count: 300) + ["gate"]), "id": "x"], from: peer)
         #expect(record["state"] == "pending")
         harness.loop.advance(by: 3000)
-        #expect(harness.record("x", from: peer)["reason"] == Self.tooBig())
+        #expect(harness.record("x", from: peer)["reason"] == Self.tooBig(origin: "x"))
     }
 
     @Test("all over a 200 KB value 6,000 times is rejected with -32004 and stored as a small rejection")
@@ -142,7 +144,7 @@ struct RegistryValueBoundsTests {
         harness.call("create", ["id": "a"], from: peer)
         harness.call("resolve", ["id": "a", "value": .string(String(repeating: "v", count: 200_000))], from: peer)
         let record = harness.call("all", ["ids": .array(Array(repeating: "a", count: 6_000)), "id": "x"], from: peer)
-        #expect(record["reason"] == Self.tooBig())
+        #expect(record["reason"] == Self.tooBig(origin: "x"))
         #expect(store["x"]?.state == "rejected")
         #expect(store["x"]?.value == nil)
         #expect(harness.call("create", ["id": "after"], from: peer)["state"] == "pending")
@@ -160,7 +162,8 @@ struct RegistryValueBoundsTests {
         #expect(harness.call("all", ["ids": ["a", "a"]], from: peer)["state"] == "fulfilled")
         harness.call("create", ["id": "b"], from: peer)
         harness.call("resolve", ["id": "b", "value": .string(String(repeating: "x", count: 40) + "\n")], from: peer)
-        #expect(harness.call("all", ["ids": ["a", "b"]], from: peer)["reason"] == Self.tooBig(87))
+        let tooLong = harness.call("all", ["ids": ["a", "b"]], from: peer)
+        #expect(tooLong["reason"] == Self.tooBig(87, origin: tooLong["id"]?.stringValue ?? ""))
     }
 
     @Test("maxReasonBytes is configurable: a reason past it is summarised within it")

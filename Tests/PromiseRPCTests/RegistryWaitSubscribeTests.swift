@@ -168,7 +168,7 @@ struct RegistryWaitSubscribeTests {
         let settled = JSONValue.notifications("settled", in: peer.takeMessages())
         #expect(settled.count == 2)
         #expect(settled[0] == ["jsonrpc": "2.0", "method": "settled", "params": harness.record("a", from: other)])
-        #expect(settled[1]["params"]?["reason"] == ["message": "B"])
+        #expect(settled[1]["params"]?["reason"] == ["message": "B", "origin": "b"])
     }
 
     @Test("subscribe to an already settled promise sends settled at once, after the answer")

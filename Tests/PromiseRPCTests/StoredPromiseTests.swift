@@ -8,7 +8,8 @@ struct StoredPromiseTests {
         exec: ["/bin/true", "arg with space"], cwd: "/tmp", env: ["K": "v", "EMPTY": ""], policy: "ignoreErrors",
         name: "joined", created: 1_700_000_000_000, settled: 1_700_000_000_500, state: "rejected",
         value: ["kept": [1, 2.5, nil, false]], reason: ["message": "boom", "data": ["exit": 2]], progress: 0.75,
-        progressMessage: "3/4", timeoutMilliseconds: 1_500, deadline: 1_700_000_001_500, lease: true, execStarted: true)
+        progressMessage: "3/4", timeoutMilliseconds: 1_500, deadline: 1_700_000_001_500, lease: true, execStarted: true,
+        pool: "cc", queueTicket: 42)
 
     static let bare = StoredPromise(id: "b", sequence: 0, kind: "created", created: 0)
 
@@ -69,6 +70,7 @@ struct StoredPromiseTests {
             ("id", 5), ("sequence", "one"), ("kind", true), ("created", 1.5), ("state", [:]),
             ("inputs", ["a", 1]), ("exec", "ls"), ("env", ["K": 1]), ("settled", "soon"),
             ("progress", "half"), ("lease", "yes"), ("execStarted", 1), ("timeoutMs", [1]),
+            ("pool", 3), ("queueTicket", "first"),
         ] as [(String, JSONValue)])
     func malformedMember(key: String, value: JSONValue) {
         #expect(throws: PromiseStoreError("a stored promise has a malformed \"\(key)\"")) {

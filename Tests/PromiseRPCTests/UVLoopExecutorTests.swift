@@ -84,6 +84,34 @@ struct UVLoopExecutorTests {
         #expect(steps.value == ["inner", "before waiting"])
     }
 
+    @Test("one loop iteration runs at most maxWorkPerTurn items: a burst of work spreads over iterations, in order")
+    func burstSpreadsOverIterations() throws {
+        let thread = try startedLoopThread()
+        defer { stop(thread) }
+        let executor = thread.executor
+        let count = LoopExecutor.maxWorkPerTurn * 3 + 10
+        let seen = ServerLocked<(order: [Int], iterations: Set<Int>, iteration: Int)>(([], [], 0))
+        thread.onLoop { loop in
+            // Counts the loop's iterations: prepare watchers run once in each, before polling for I/O.
+            let box = WatcherBox()
+            box.watcher = try? UVLoopWatcher(.prepare, loop: loop) {
+                withExtendedLifetime(box) { seen.update { $0.iteration += 1 } }
+            }
+            box.watcher?.start()
+            for index in 0..<count {
+                executor.execute {
+                    seen.update {
+                        $0.order.append(index)
+                        $0.iterations.insert($0.iteration)
+                    }
+                }
+            }
+        }
+        #expect(serverWaitUntil { seen.value.order.count == count })
+        #expect(seen.value.order == Array(0..<count))
+        #expect(seen.value.iterations.count == 4)
+    }
+
     @Test("once its queue is empty the loop sleeps: it does not spin on the idle watcher")
     func loopSleepsWhenDrained() throws {
         let thread = try startedLoopThread()

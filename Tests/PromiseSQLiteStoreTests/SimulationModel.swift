@@ -324,12 +324,14 @@ final class SimulationModel {
         }
     }
 
-    /// The reason a successful `reject` shows: a string is taken as the
-    /// message, and a null `data` is left out like an absent one.
-    private static func normalized(_ reason: JSONValue) -> JSONValue {
-        if case .string(let message) = reason { return ["message": .string(message)] }
+    /// The reason a successful `reject` of `id` shows: a string is taken as
+    /// the message, a null `data` is left out like an absent one, and the
+    /// rejected promise is its `origin`.
+    private static func normalized(_ reason: JSONValue, origin id: String) -> JSONValue {
+        if case .string(let message) = reason { return ["message": .string(message), "origin": .string(id)] }
         guard var object = reason.objectValue else { return reason }
         if object["data"] == .null { object["data"] = nil }
+        object["origin"] = .string(id)
         return .object(object)
     }
 
@@ -344,7 +346,7 @@ final class SimulationModel {
         case 30..<37:
             let reason = reason()
             return makeRequest("reject", ["id": .string(target), "reason": reason], names: [target],
-                               settlesWith: ["state": "rejected", "reason": Self.normalized(reason)])
+                               settlesWith: ["state": "rejected", "reason": Self.normalized(reason, origin: target)])
         case 37..<41:
             return makeRequest("cancel", ["id": .string(target)], names: [target])
         case 41..<44:
@@ -516,7 +518,7 @@ final class SimulationModel {
         if random.percent(60), let headID = head.creates {
             let reason = reason()
             requests.append(makeRequest("reject", ["id": .string(headID), "reason": reason], names: [headID],
-                                        settlesWith: ["state": "rejected", "reason": Self.normalized(reason)]))
+                                        settlesWith: ["state": "rejected", "reason": Self.normalized(reason, origin: headID)]))
         }
         return SimulationLine(client: client, requests: requests, isBatch: true)
     }

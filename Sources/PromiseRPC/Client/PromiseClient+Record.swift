@@ -15,7 +15,7 @@ extension PromiseClient {
         public var state: State
         /// The value, when fulfilled.
         public var value: JSONValue?
-        /// `{"code":int?, "message":string, "data":any?}`, when rejected or cancelled.
+        /// `{"code":int?, "message":string, "data":any?, "origin":string?}`, when rejected or cancelled.
         public var reason: JSONValue?
         /// The id this promise follows, if any.
         public var parent: String?
@@ -47,5 +47,10 @@ extension PromiseClient {
 
         /// The reason's code, when it has one.
         public var reasonCode: Int? { reason?["code"]?.intValue }
+
+        /// The id of the promise where the rejection began (the reason's
+        /// `origin`): a failed step, seen from a `then` child or a
+        /// combinator further down the pipeline. Nil when the daemon did not say.
+        public var reasonOrigin: String? { reason?["origin"]?.stringValue }
     }
 }

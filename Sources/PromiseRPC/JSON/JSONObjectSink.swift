@@ -11,11 +11,18 @@
 /// what keeps the two forms' text the same.
 protocol JSONObjectSink: ~Copyable {
     mutating func value(_ key: StaticString, _ value: JSONValue)
+    /// A member whose value's JSON text is already written (`text`, if not
+    /// nil): a text sink copies it instead of writing `value` again.
+    mutating func value(_ key: StaticString, _ value: JSONValue, text: [UInt8]?)
     mutating func string(_ key: StaticString, _ value: String)
     mutating func strings(_ key: StaticString, _ values: [String])
 }
 
 extension JSONObjectSink where Self: ~Copyable {
+    mutating func value(_ key: StaticString, _ value: JSONValue, text: [UInt8]?) {
+        self.value(key, value)
+    }
+
     /// A string member, left out when `value` is nil.
     mutating func string(_ key: StaticString, ifPresent value: String?) {
         if let value { string(key, value) }
@@ -75,6 +82,12 @@ struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     mutating func value(_ key: StaticString, _ value: JSONValue) {
         self.key(key)
         value.write(to: &text)
+    }
+
+    mutating func value(_ key: StaticString, _ value: JSONValue, text written: [UInt8]?) {
+        guard let written else { return self.value(key, value) }
+        self.key(key)
+        text.append(written)
     }
 
     mutating func string(_ key: StaticString, _ value: String) {

@@ -82,7 +82,7 @@ public final class Dispatcher: RPCHandler {
             send(.json(JSONRPCResponse.error(.null, error)), to: peer)
             return
         }
-        let batch = BatchAnswer(count: members.count) { [weak self] answers in
+        let batch = BatchAnswer(count: members.count, maxBytes: limits.maxBatchAnswerBytes) { [weak self] answers in
             self?.send(.batch(answers), to: peer)
         }
         for (index, member) in members.enumerated() {
@@ -115,12 +115,20 @@ public final class Dispatcher: RPCHandler {
             if let id {
                 switch consume reply {
                 case .value(let result)?: answers.send(.json(JSONRPCResponse.result(id, result)))
+                case .record(let entry)? where entry.valueByteCount(upTo: answers.remainingBytes) >= answers.remainingBytes ?? .max:
+                    // A batch whose answer is full: the record is not written only to be dropped
+                    // (1,000 `get`s of a 16 MiB value wrote 16 GB before being refused).
+                    answers.send(.json(JSONRPCResponse.error(id, BatchAnswer.tooLarge(limits.maxBatchAnswerBytes))))
                 case .record(let entry)?:
                     // Read here, so that the writer captures no object but
                     // the entry: the registry and this dispatcher are weakly
                     // referenced, which makes every retain of them slow.
                     let now = registry.now()
-                    answers.send(.recordResult(id: id) { entry.writeRecord(now: now, to: &$0) })
+                    let maxChildren = limits.maxRecordChildren
+                    let valueText = registry.valueText(of: entry)
+                    answers.send(.recordResult(id: id) {
+                        entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                    })
                 case nil: break
                 }
             }
@@ -148,6 +156,7 @@ public final class Dispatcher: RPCHandler {
     static let changingMethods: Set<String> = [
         "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
         "lease",
+        "cancelPrefix",
     ]
 
     /// What a method answers at once.
@@ -167,9 +176,10 @@ public final class Dispatcher: RPCHandler {
         case "resolve": .record(try registry.resolve(params))
         case "reject": .record(try registry.reject(params))
         case "cancel": .record(try registry.cancel(params))
+        case "cancelPrefix": .value(try registry.cancelPrefix(params))
         case "get": .record(try registry.get(params))
         case "list": .value(try registry.list(params))
-        case "wait": try registry.wait(params, call).map(Reply.value)
+        case "wait": try registry.wait(params, call).map(Reply.record)
         case "subscribe": .value(try registry.subscribe(params, call))
         case "unsubscribe": .value(try registry.unsubscribe(params, call))
         case "then": .value(try registry.then(params))
@@ -178,6 +188,9 @@ public final class Dispatcher: RPCHandler {
         case "info": .value(registry.info(connections: peers.count))
         case "forget": .value(try registry.forget(params))
         case "lease": .record(try registry.lease(params, call))
+        case "pool.set": .value(try registry.poolSet(params))
+        case "pool.acquire": try registry.poolAcquire(params, call).map(Reply.value)
+        case "pool.release": .value(try registry.poolRelease(params, call))
         default:
             throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
         }
@@ -230,6 +243,8 @@ public final class Dispatcher: RPCHandler {
         func send(_ message: OutgoingMessage) {
             batch.fill(index, message)
         }
+
+        var remainingBytes: Int? { batch.remainingBytes }
     }
 
     /// -32603 for a store that cannot write.

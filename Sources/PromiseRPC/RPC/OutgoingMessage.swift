@@ -17,7 +17,7 @@ enum OutgoingMessage {
     /// JSON text: written once, into the buffer that goes to the socket.
     ///
     /// ```swift
-    /// .recordResult(id: 7) { entry.writeRecord(now: now, to: &$0) }
+    /// .recordResult(id: 7) { entry.writeRecord(now: now, maxChildren: 1_000, to: &$0) }
     /// ```
     static func recordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) -> OutgoingMessage {
         // Written as the line it is sent as: most answers are sent alone.
@@ -51,6 +51,36 @@ enum OutgoingMessage {
                 answer.write(to: &text)
             }
             text.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// Bytes of the message's JSON text without its newline; counting stops
+    /// soon after passing `limit`, so that a huge answer costs no more to
+    /// measure than the bound it is measured against.
+    func byteCount(upTo limit: Int) -> Int {
+        switch self {
+        case .json(let value):
+            return value.serializedByteCount(upTo: limit)
+        case .recordResult(_, let line):
+            return line.count - 1
+        case .batch(let answers):
+            var total = 1
+            for answer in answers where total <= limit {
+                total += answer.byteCount(upTo: limit - total) + 1
+            }
+            return total
+        }
+    }
+
+    /// An error answer carrying `error`, to the same request as this answer.
+    func replaced(by error: RPCError) -> OutgoingMessage {
+        switch self {
+        case .json(.object(let members)):
+            .json(JSONRPCResponse.error(members["id"] ?? .null, error))
+        case .recordResult(let id, _):
+            .json(JSONRPCResponse.error(id, error))
+        case .json, .batch:
+            .json(JSONRPCResponse.error(.null, error))
         }
     }
 

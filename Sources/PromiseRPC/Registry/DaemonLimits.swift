@@ -19,8 +19,19 @@ public struct DaemonLimits: Sendable, Hashable {
     public var maxValueDepth: Int = 128
     /// Bytes of stdout (and of the end of stderr) kept from a `then … exec` process.
     public var maxProcessOutputBytes: Int = 1 << 20
-    /// Processes started by `then … exec` running at once.
+    /// Processes started by `then … exec` running at once: the limit of the
+    /// `default` pool, the one of steps that name no pool (docs/PROTOCOL.md, "Pools").
     public var maxRunningProcesses: Int = 256
+    /// The other pools at start (`promised --pool NAME=N`), by name: their limits.
+    public var pools: [String: Int] = [:]
+    /// Turns waiting for a slot, over all pools: queued `then … exec` steps
+    /// and `pool.acquire` requests. Past it, a `then … exec` request and a
+    /// `pool.acquire` get -32004, and a step whose parent settles is rejected
+    /// with that code. Each queued step holds its parent's value (shared) and
+    /// its command; 100,000 of them are a few tens of MB.
+    public var maxQueued: Int = 100_000
+    /// Pools there may be, the `default` one included (`pool.set` makes them).
+    public var maxPools: Int = 1_000
     /// How long a cancelled exec process has between SIGTERM and SIGKILL.
     public var killGraceMilliseconds: UInt64 = 2_000
 
@@ -62,6 +73,21 @@ public struct DaemonLimits: Sendable, Hashable {
     /// Subscriptions, over all connections, to ids no promise has yet.
     public var maxSubscriptionsToUncreatedIDs: Int = 100_000
 
+    // Bounds on what one answer holds.
+    /// Ids a record lists under `children` (the first ones, in creation
+    /// order); `childrenOmitted` counts the others, which `list` with
+    /// `parent` pages through. A promise may have a million `then`
+    /// children: listed in full, every answer and notification about it
+    /// would carry 256 MB of ids.
+    public var maxRecordChildren: Int = 1_000
+    /// Bytes of JSON text of one batch's answer. A member whose answer
+    /// would take it past this gets -32004 instead (`data.limit`
+    /// "maxBatchAnswerBytes"; its request was carried out). Without it, a
+    /// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line. 64 MiB
+    /// takes four of the largest values, and 200 `then` children of a 200 KB
+    /// one in one line, and stays far inside a client's 256 MiB line limit.
+    public var maxBatchAnswerBytes: Int = 64 << 20
+
     public init() {}
 
     /// The limits as `info` reports them.
@@ -77,12 +103,16 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxValueDepth": .int(maxValueDepth),
             "maxProcessOutputBytes": .int(maxProcessOutputBytes),
             "maxRunningProcesses": .int(maxRunningProcesses),
+            "maxQueued": .int(maxQueued),
+            "maxPools": .int(maxPools),
             "killGraceMilliseconds": .int(Int(killGraceMilliseconds)),
             "maxValueBytes": .int(maxValueBytes),
             "maxReasonBytes": .int(maxReasonBytes),
             "reservedConnections": .int(reservedConnections),
             "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
             "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
+            "maxRecordChildren": .int(maxRecordChildren),
+            "maxBatchAnswerBytes": .int(maxBatchAnswerBytes),
         ])
     }
 }

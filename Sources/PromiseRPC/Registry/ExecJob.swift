@@ -27,10 +27,24 @@ final class ExecJob {
     /// The stdin line of its command, shared with its parent's other
     /// commands, held from the start until the command has exited.
     var sharedInput: SharedExecInput?
+    /// The pool whose slot its command takes (Registry+Pools.swift).
+    var pool = ExecPools.defaultName
+    /// Its place in that pool's queue while it waits for a slot.
+    var turn: PoolTurn?
+    /// The slot its command holds from start until it has exited.
+    var slot: PoolSlot?
+    /// When the command was launched, in milliseconds since 1970 (the record's
+    /// `started`). In memory only: a restarted daemon does not run it again.
+    var launched: Int64?
+    /// How the command exited (the record's `exitStatus`): 128 + N when killed by signal N.
+    var exitStatus: Int32?
 
     init(spec: ProcessSpec) {
         self.spec = spec
     }
+
+    /// Waiting in its pool's queue.
+    var isQueued: Bool { turn?.isQueued ?? false }
 }
 
 @available(*, unavailable)

@@ -23,11 +23,14 @@ public protocol RunningProcess: AnyObject {
     /// Sends SIGTERM to the process group, then SIGKILL after `graceMilliseconds`
     /// if it is still running. `onExit` still fires when it is gone.
     func terminate(graceMilliseconds: UInt64)
-    /// Its pid, which is also its process group's id; nil where there is no real process (fakes).
+
+    /// The process's id while it runs, for the record's `pid`; nil before
+    /// it has started (a spawn waiting for a file descriptor).
     var processID: Int32? { get }
 }
 
 extension RunningProcess {
+    /// Fakes in tests have no process to name.
     public var processID: Int32? { nil }
 }
 

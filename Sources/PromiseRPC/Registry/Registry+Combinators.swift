@@ -5,15 +5,24 @@ import Promise
 /// for, chained, cancelled); as in the core, cancelling it counts as a
 /// cancelled child of each input, so an input left without any other
 /// uncancelled child is cancelled too.
+///
+/// A reason a combinator makes itself (from its inputs' reasons, or for a
+/// value too large) names the combinator as its `origin`; a reason it passes
+/// on (`all` fail-fast, `race`) keeps the origin it has.
 extension Registry {
     /// The `all` policies, by their protocol names.
     static let allPolicies = ["fail-fast", "all-errors", "ignore-errors", "nulls"]
 
-    /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` (`all` only),
-    /// `id?`, `name?`, `ifExists?` → the new record.
+    /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
+    /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?` → the new record.
     func combine(_ method: String, _ params: RPCParams) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let policy = method == "all" ? try params.choice("policy", Self.allPolicies) ?? "fail-fast" : nil
+        let stopOnFailure = try params.bool("stopOnFailure") ?? false
+        if stopOnFailure && policy != "fail-fast" {
+            throw RPCParams.invalid(
+                "stopOnFailure", "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
+        }
         let requested = try params.optionalPromiseID("id")
         let name = try params.string("name")
         let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
@@ -25,8 +34,10 @@ extension Registry {
         try reserve()
 
         let entry = register(
-            combined(method, policy: policy, inputs), id: id, kind: .combinator(method), inputIDs: ids, name: name)
+            combined(method, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
+            id: id, kind: .combinator(method), inputIDs: ids, name: name)
         entry.policy = policy
+        entry.stopOnFailure = stopOnFailure
         return record(entry)
     }
 
@@ -37,15 +48,22 @@ extension Registry {
     /// resolve, the hot path, checks nothing): an array value past
     /// `maxValueDepth` or `maxValueBytes` is a -32004 rejection, and a
     /// reason made of its inputs' reasons is ``RemoteRejection/bounded(maxDepth:maxBytes:)``.
-    func combined(_ method: String, policy: String?, _ inputs: [RemotePromise]) -> Promise<JSONValue> {
+    /// Those reasons name `id`, the combinator's, as their origin.
+    /// With `stopOnFailure` (a fail-fast `all`), see ``stoppingOnFailure(_:)``.
+    func combined(
+        _ method: String, policy: String?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
+    ) -> Promise<JSONValue> {
         let promises = inputs.map(\.promise)
         let limits = limits
         let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
-            try Self.capped(.array(values), limits)
+            try Self.capped(.array(values), limits, origin: id)
+        }
+        if promises.isEmpty && (method == "any" || method == "race") {
+            return Promise(error: RemoteRejection(message: "no input promises", origin: id))
         }
         switch method {
         case "any":
-            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits)
+            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits, id: id)
         case "race":
             return Promise<JSONValue>.race(promises)
         case "allSettled":
@@ -63,11 +81,14 @@ extension Registry {
                 }
             case "all-errors":
                 let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
-                return Self.boundingReasons(of: all, inputs, limits)
+                return Self.boundingReasons(of: all, inputs, limits, id: id)
             case "ignore-errors":
                 return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
             default:
-                return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
+                guard stopOnFailure else {
+                    return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
+                }
+                return Self.stoppingOnFailure(promises).then(on: .inline) { try capped($0) }
             }
         }
     }
@@ -78,38 +99,42 @@ extension Registry {
     /// while a value deeper or longer than what params may hold could come
     /// back deeper than a strict parser reads, or longer than a store row.
     /// Measured, not written (``JSONValue/serializedByteCount(upTo:)``).
-    private static func capped(_ value: JSONValue, _ limits: DaemonLimits) throws(RemoteRejection) -> JSONValue {
+    private static func capped(
+        _ value: JSONValue, _ limits: DaemonLimits, origin: String
+    ) throws(RemoteRejection) -> JSONValue {
         let maxDepth = limits.maxValueDepth
         if value.depth > maxDepth {
             throw RemoteRejection(
                 code: RPCError.Code.limitExceeded.rawValue,
                 message: "the combined value would nest deeper than \(maxDepth) levels",
-                data: ["limit": "maxValueDepth", "value": .int(maxDepth)])
+                data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
         }
-        try checkValueBytes(value, limits, what: "the combined value")
+        try checkValueBytes(value, limits, what: "the combined value", origin: origin)
         return value
     }
 
     /// Throws the -32004 rejection for `value` (`what` says which) when its
-    /// JSON text would take more than `maxValueBytes`.
-    static func checkValueBytes(_ value: JSONValue, _ limits: DaemonLimits, what: String) throws(RemoteRejection) {
+    /// JSON text would take more than `maxValueBytes`, naming `origin` where it begins.
+    static func checkValueBytes(
+        _ value: JSONValue, _ limits: DaemonLimits, what: String, origin: String
+    ) throws(RemoteRejection) {
         let maxBytes = limits.maxValueBytes
         guard value.serializedByteCount(upTo: maxBytes) > maxBytes else { return }
         throw RemoteRejection(
             code: RPCError.Code.limitExceeded.rawValue,
             message: "\(what) would take more than \(maxBytes) bytes",
-            data: ["limit": "maxValueBytes", "value": .int(maxBytes)])
+            data: ["limit": "maxValueBytes", "value": .int(maxBytes)], origin: origin)
     }
 
     /// `combined`, whose reason when every input failed (`any`) or some did
     /// (`all-errors`) lists the inputs' reasons, bounded in depth and bytes.
     private static func boundingReasons(
-        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ limits: DaemonLimits
+        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ limits: DaemonLimits, id: String
     ) -> Promise<JSONValue> {
         let inputIDs = inputs.map(\.id)
         return combined.recover(on: .inline) { error throws -> JSONValue in
             guard error is AggregateError else { throw error }
-            throw RemoteRejection(describing: error, inputIDs: inputIDs)
+            throw RemoteRejection(describing: error, inputIDs: inputIDs, origin: id)
                 .bounded(maxDepth: limits.maxValueDepth, maxBytes: limits.maxReasonBytes)
         }
     }

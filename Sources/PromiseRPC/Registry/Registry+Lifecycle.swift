@@ -37,12 +37,14 @@ extension Registry {
     }
 
     /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
+    /// The reason's `origin` is this promise, whatever the client wrote there.
     func reject(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         var rejection = RemoteRejection(message: "rejected")
         if let reason = params["reason"], !reason.isNull {
             rejection = try RemoteRejection(json: reason)
         }
+        rejection.origin = entry.id
         guard entry.promise.reject(rejection) else { throw alreadySettled(entry) }
         return entry
     }
@@ -91,17 +93,22 @@ extension Registry {
         let message = try params.string("message")
         guard entry.isPending else { throw alreadySettled(entry) }
         if let message { entry.progressMessage = message }
-        entry.reportedProgress = fraction
+        // The core keeps the highest fraction reported; storing a lower one
+        // would let the record go back at the next restart.
+        entry.reportedProgress = max(entry.reportedProgress ?? 0, fraction)
         entry.promise.reportProgress(fraction)
         journal?.touch(entry.id)
         return entry
     }
 
-    /// Rejects `entry` with a timeout in `milliseconds` unless it settles first.
+    /// Rejects `entry` with a timeout in `milliseconds` unless it settles first:
+    /// with the reason its record shows (code -32005, "timed out after N ms"),
+    /// made here so that it names `entry` as its origin wherever it is passed on.
     func armTimeout(_ entry: RemotePromise, afterMilliseconds milliseconds: UInt64) {
         let promise = entry.promise
+        let rejection = entry.reason(for: PromiseError.timedOut).at(entry.id)
         entry.timeoutTimer = services.schedule(afterMilliseconds: milliseconds) {
-            promise.reject(PromiseError.timedOut)
+            promise.reject(rejection)
         }
     }
 

@@ -18,7 +18,7 @@ extension Registry {
         try entry(params.promiseID("id"))
     }
 
-    /// `list`: `state?`, `prefix?`, `limit?`, `cursor?` →
+    /// `list`: `state?`, `prefix?`, `parent?`, `limit?`, `cursor?` →
     /// `{"promises":[record…],"cursor":string|null}`, in creation order. The
     /// cursor is opaque; pass it back to get the next page; null means done.
     /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
@@ -26,32 +26,62 @@ extension Registry {
     /// cursor says that nothing more matches. A page also ends before its
     /// records would pass `maxValueBytes` (it holds at least one), so that a
     /// page of large values is as bounded as one record. The prefix is
-    /// compared byte for byte.
+    /// compared byte for byte. With `parent`, only that promise's `then`
+    /// children are looked at: the ones past `maxRecordChildren`, which its
+    /// record leaves out, are read this way.
     func list(_ params: RPCParams) throws(RPCError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
         let prefix = try params.string("prefix")
         let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
-        var start = 0
-        if let cursor = try params.string("cursor") {
-            guard let last = Int(cursor), last >= 0 else {
-                throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier list")
-            }
-            start = firstIndex(after: last)
+        let cursor = try params.string("cursor")
+        let filter = { (entry: RemotePromise) -> Bool in
+            // By bytes: String's hasPrefix compares by canonical equivalence,
+            // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
+            if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { return false }
+            if let state, entry.state != state { return false }
+            return true
         }
+        if let parentID = try params.optionalPromiseID("parent") {
+            // Children are listed by their place among the parent's children.
+            let children = try entry(parentID).childIDs
+            let start = try Self.listPosition(cursor).map { min($0, children.count) + 1 } ?? 0
+            return listPage(count: children.count, from: start, limit: limit, filter: filter) { index in
+                (self.entries[children[index]], index)
+            }
+        }
+        // Everything else by creation order: the cursor is a sequence number.
+        let start = try Self.listPosition(cursor).map(firstIndex(after:)) ?? 0
+        return listPage(count: order.count, from: start, limit: limit, filter: filter) { index in
+            (self.order[index], self.order[index].sequence)
+        }
+    }
+
+    /// The number a `list` cursor holds.
+    private static func listPosition(_ cursor: String?) throws(RPCError) -> Int? {
+        guard let cursor else { return nil }
+        guard let position = Int(cursor), position >= 0 else {
+            throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier list")
+        }
+        return position
+    }
+
+    /// One `list` page over candidates `start..<count`: `candidate(index)`
+    /// gives the promise there (nil once dropped) and the position a cursor
+    /// names it by; the next page starts after the cursor's position.
+    private func listPage(
+        count: Int, from start: Int, limit: Int, filter: (RemotePromise) -> Bool,
+        candidate: (Int) -> (RemotePromise?, Int)
+    ) -> JSONValue {
         var page: [JSONValue] = []
         var pageBytes = 0
         var next: JSONValue = .null
         var index = start
         let scanEnd = start.addingReportingOverflow(limit + Self.listScanAllowance)
-        let end = scanEnd.overflow ? order.count : min(order.count, scanEnd.partialValue)
+        let end = scanEnd.overflow ? count : min(count, scanEnd.partialValue)
         while index < end {
-            let entry = order[index]
+            let (found, position) = candidate(index)
             index += 1
-            guard !entry.isRemoved else { continue }
-            // By bytes: String's hasPrefix compares by canonical equivalence,
-            // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
-            if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { continue }
-            if let state, entry.state != state { continue }
+            guard let entry = found, !entry.isRemoved, filter(entry) else { continue }
             // One more match exists: when the page is full, or this record
             // would take it past the bound, another page follows.
             var bytes = 0
@@ -62,22 +92,22 @@ extension Registry {
                 if page.isEmpty || pageBytes + bytes <= limits.maxValueBytes { made = record }
             }
             guard let made else {
-                next = .string(String(entry.sequence - 1))
+                next = .string(String(position - 1))
                 break
             }
             pageBytes += bytes
             page.append(made)
         }
         // Stopped by the allowance, not by a full page: go on after the last one looked at.
-        if next == .null && index < order.count && index == end {
-            next = .string(String(order[index - 1].sequence))
+        if next == .null && index < count && index == end {
+            next = .string(String(candidate(index - 1).1))
         }
         return ["promises": .array(page), "cursor": next]
     }
 
     /// The position in `order` of the first promise created after sequence
     /// number `sequence` (`order` is sorted by sequence).
-    private func firstIndex(after sequence: Int) -> Int {
+    func firstIndex(after sequence: Int) -> Int {
         var low = 0
         var high = order.count
         while low < high {
@@ -129,7 +159,7 @@ extension Registry {
     }
 
     /// `info` → `{"version","protocol","promises","pending","settled","collected",
-    /// "connections","runningProcesses","limits","store"}`.
+    /// "connections","runningProcesses","pools","limits","store"}`.
     func info(connections: Int) -> JSONValue {
         [
             "version": .string(PromiseProtocol.daemonVersion),
@@ -140,6 +170,7 @@ extension Registry {
             "collected": .int(collectedCount),
             "connections": .int(connections),
             "runningProcesses": .int(runningProcesses),
+            "pools": pools.json,
             "limits": limits.json,
             "store": storeInfo,
         ]

@@ -39,6 +39,8 @@ extension Registry {
     @discardableResult
     public func restore(_ contents: StoreContents) -> RestoreSummary {
         var summary = RestoreSummary()
+        holdPools()
+        defer { resumePools() }
         var rejections: [(RemotePromise, RemoteRejection)] = []
         let now = now()
         let quarantine = quarantine(contents.quarantined)
@@ -56,7 +58,7 @@ extension Registry {
         if retainMilliseconds != nil { queueSettledForRetention() }
         armLeaseGrace()
         // Once every promise is back, so that what these settle finds its children in place.
-        for (entry, rejection) in rejections where entry.promise.reject(rejection) {
+        for (entry, rejection) in rejections where entry.promise.reject(rejection.at(entry.id)) {
             summary.rejected += 1
             logger.info("Rejected at start-up", metadata: ["promise.id": "\(entry.id)", "reason": "\(rejection.message)"])
         }
@@ -129,7 +131,8 @@ extension Registry {
             let inputIDs = stored.inputIDs ?? []
             let inputs = inputIDs.compactMap { entries[$0] }
             if inputs.count == inputIDs.count {
-                entry = register(combined(stored.kind, policy: stored.policy, inputs), id: stored.id,
+                entry = register(combined(stored.kind, policy: stored.policy, stopOnFailure: stored.stopOnFailure,
+                                          inputs, id: stored.id), id: stored.id,
                                  kind: .combinator(stored.kind), inputIDs: inputIDs, name: stored.name,
                                  restoring: stored)
             } else {
@@ -184,6 +187,7 @@ extension Registry {
     /// The fields a stored promise carries that ``register`` does not set.
     private func fill(_ entry: RemotePromise, from stored: StoredPromise) {
         entry.policy = stored.policy
+        entry.stopOnFailure = stored.stopOnFailure
         entry.progressMessage = stored.progressMessage
         entry.timeoutMilliseconds = stored.timeoutMilliseconds
         entry.deadline = stored.deadline
@@ -192,6 +196,7 @@ extension Registry {
             // A settled exec child keeps showing its command; it has nothing left to run.
             let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))
             job.started = stored.execStarted
+            job.pool = stored.pool ?? ExecPools.defaultName
             job.cancelled = true
             entry.job = job
         }

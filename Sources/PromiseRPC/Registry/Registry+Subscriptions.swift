@@ -9,10 +9,10 @@ extension Registry {
     /// `wait`: `id`, `timeoutMs?` → the record once settled (now, if it is);
     /// -32005 when `timeoutMs` passes first. Returns nil when the answer
     /// comes later through `call.answerLater`.
-    func wait(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue? {
+    func wait(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise? {
         let id = try params.promiseID("id")
         let timeout = try params.milliseconds("timeoutMs")
-        if let entry = entries[id], !entry.isPending { return record(entry) }
+        if let entry = entries[id], !entry.isPending { return entry }
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
         let session = try session(call.connectionID)

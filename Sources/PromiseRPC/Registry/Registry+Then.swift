@@ -12,7 +12,7 @@ import Promise
 /// runs a command: its children are cancelled.
 extension Registry {
     /// `then`: `id` (parent), `childId?`, `on?`, `exec?`, `cwd?`, `env?`,
-    /// `ifExists?` → the child's record.
+    /// `pool?` (Registry+Pools.swift), `ifExists?` → the child's record.
     func then(_ params: RPCParams) throws(RPCError) -> JSONValue {
         let parentID = try params.promiseID("id")
         let requested = try params.optionalPromiseID("childId")
@@ -32,18 +32,21 @@ extension Registry {
             ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
         }
         if let problem = spec?.problem { throw problem }
+        let pool = try checkStepPool(params, hasExec: spec != nil)
         let parent = try entry(parentID)
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return record(existing) }
         try reserve()
-        return record(makeChild(of: parent, id: id, on: on, exec: spec))
+        return record(makeChild(of: parent, id: id, on: on, exec: spec, pool: pool))
     }
 
     /// Makes and registers the `then` child `id` of `parent`: at a `then`
-    /// request, and again at start-up for a child stored pending (`restoring`).
+    /// request, and again at start-up for a child stored pending (`restoring`):
+    /// one stored queued is queued again at its place.
     @discardableResult
     func makeChild(
-        of parent: RemotePromise, id: String, on: String, exec spec: ProcessSpec?, restoring stored: StoredPromise? = nil
+        of parent: RemotePromise, id: String, on: String, exec spec: ProcessSpec?, pool: String? = nil,
+        restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         guard let spec else {
             // Pure and loop-free, so `.inline`: the child is settled as soon as its parent is.
@@ -51,8 +54,13 @@ extension Registry {
             return register(child, id: id, kind: .then(on: on, exec: false), parentID: parent.id, restoring: stored)
         }
         let job = ExecJob(spec: spec)
+        job.pool = pool ?? stored?.pool ?? ExecPools.defaultName
+        if let stored, let ticket = stored.queueTicket, !stored.execStarted {
+            requeueRestored(job, childID: id, ticket: ticket)
+        }
         let child = execChild(of: parent, on: on, job: job, childID: id)
         job.child = child
+        watchQueuedTurn(of: job, child: child)
         let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parent.id, restoring: stored)
         entry.job = job
         let boxedJob = LoopBound(job)
@@ -108,50 +116,67 @@ extension Registry {
         if job.cancelled { return Promise(error: CancellationError()) }
         // In memory nothing waits for a commit that would see it: a parent
         // settled while stopping must not start a command the stop will not wait for.
-        if isStopping { return Promise(error: RemoteRejection(message: "not run: the daemon is stopping")) }
+        if isStopping { return Promise(error: RemoteRejection(message: "not run: the daemon is stopping").at(childID)) }
         if let child = job.child, !child.isPending {
-            return Promise(error: RemoteRejection(message: "not run: the promise was already settled"))
+            return Promise(error: RemoteRejection(message: "not run: the promise was already settled").at(childID))
         }
         // Checked at `then`; checked again for a command stored before that check, or by another program.
         if let problem = job.spec.problem {
             return Promise(error: RemoteRejection(
-                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data))
+                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data, origin: childID))
         }
         do {
-            try Self.checkValueBytes(input, limits, what: "the command's input")
+            try Self.checkValueBytes(input, limits, what: "the command's input", origin: childID)
         } catch {
             return Promise(error: error)
         }
-        guard runningProcesses < limits.maxRunningProcesses else {
-            return Promise(error: RemoteRejection(
-                code: RPCError.Code.limitExceeded.rawValue,
-                message: "too many running processes (limit \(limits.maxRunningProcesses))",
-                data: ["limit": "maxRunningProcesses", "value": .int(limits.maxRunningProcesses)]))
+        // A slot of its pool now, or a place in its queue (Registry+Pools.swift).
+        let result = Promise<JSONValue>()
+        let refusal = admitExec(job, childID: childID, result: result) { [weak self] slot in
+            guard let self else { return }
+            job.turn = nil
+            guard !job.cancelled, job.child?.isPending ?? true else {
+                releaseSlot(slot)
+                result.reject(CancellationError())
+                return
+            }
+            job.slot = slot
+            beginExec(job, input: input, parentState: parentState, parent: parent, childID: childID, settling: result)
         }
+        if let refusal { return Promise(error: refusal) }
+        return result
+    }
+
+    /// Starts `job`, which holds a slot of its pool (``ExecJob/slot``); its
+    /// command's outcome settles `result`.
+    private func beginExec(
+        _ job: ExecJob, input: JSONValue, parentState: String, parent: RemotePromise, childID: String,
+        settling result: Promise<JSONValue>
+    ) {
         var spec = job.spec
         spec.stdin = inputLine(input, parentState: parentState, parent: parent, job: job)
         spec.env = ["PROMISE_ID": parent.id, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
             .merging(job.spec.env) { _, chosen in chosen }
-        let result = Promise<JSONValue>()
         runningProcesses += 1
         job.started = true
         job.outcome = result
         guard let journal else {
             launch(job, spec, settling: result, childID: childID)
-            return result
+            return
         }
         // Write-ahead: the mark that the command started is stored before it starts, so a
         // daemon that dies while it runs is restarted knowing not to run it a second time.
         journal.touch(childID)
+        let slot = job.slot
         journal.afterCommit { [weak self, weak job] failure in
             guard let self else { return }
             guard let job, !job.cancelled, !isStopping, failure == nil else {
-                runningProcesses -= 1
+                execEnded(holding: slot)
                 job?.sharedInput = nil
                 if let failure {
-                    result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))"))
+                    result.reject(RemoteRejection(message: "not run: the store cannot write (\(failure.message))", origin: childID))
                 } else if isStopping, let job {
-                    result.reject(Self.interruptedCommand(job.spec.argv))
+                    result.reject(Self.interruptedCommand(job.spec.argv).at(childID))
                 } else {
                     result.reject(CancellationError())
                 }
@@ -159,7 +184,6 @@ extension Registry {
             }
             launch(job, spec, settling: result, childID: childID)
         }
-        return result
     }
 
     /// Lines longer than this are shared among a parent's commands (see
@@ -188,16 +212,19 @@ extension Registry {
         let metadata: Logger.Metadata = ["promise.id": "\(childID)", "process.argv": "\(spec.argv)"]
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
+        let slot = job.slot
+        job.launched = now()
         do {
             let process = try services.launch(spec) { [weak self, weak job] outcome in
-                self?.runningProcesses -= 1
+                self?.execEnded(holding: slot)
                 job?.process = nil
+                job?.exitStatus = outcome.exitStatus
                 job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
                 switch outcome.settlement(maxDepth: maxDepth, outputLimit: outputLimit) {
                 case .success(let value): result.fulfill(value)
-                case .failure(let rejection): result.reject(rejection)
+                case .failure(let rejection): result.reject(rejection.at(childID))
                 }
             }
             // onExit may already have run, inside launch: then there is nothing to keep.
@@ -207,12 +234,13 @@ extension Registry {
             }
             logger.debug("Process started", metadata: metadata)
         } catch {
-            runningProcesses -= 1
+            execEnded(holding: slot)
             job.sharedInput = nil
+            job.exitStatus = 127
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",
-                data: ["exitStatus": 127]))
+                data: ["exitStatus": 127], origin: childID))
         }
     }
 }

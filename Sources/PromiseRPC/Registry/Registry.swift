@@ -53,6 +53,8 @@ public final class Registry {
     /// How many of those and of `subscribers` are for ids not created yet (Registry+Subscriptions).
     @exclusivity(unchecked) var uncreatedWatches = UncreatedWatches()
     var runningProcesses = 0
+    /// The pools whose slots exec steps and `pool.acquire` callers take (Registry+Pools.swift).
+    lazy var pools = ExecPools(limits: limits)
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
     var nextGeneratedID = 1
@@ -82,6 +84,8 @@ public final class Registry {
     /// Where the process groups of commands left running by a crash are
     /// looked up and stopped (Registry+LeftoverProcesses); tests use a fake.
     var leftoverProcesses = LeftoverProcessGroup.System.system
+    /// Large values' JSON text, shared by the answers that carry them.
+    @exclusivity(unchecked) var valueTexts: ValueTextCache
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.
@@ -96,6 +100,8 @@ public final class Registry {
         self.executor = executor
         self.journal = journal
         self.logger = logger
+        // Four of the largest values the daemon makes.
+        valueTexts = ValueTextCache(budget: 4 * limits.maxValueBytes)
         // Unowned, not weak: a registry gone would read as "every promise deleted". The registry
         // owns its journal, and the daemon keeps both until its loop has stopped.
         journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
@@ -131,12 +137,13 @@ public final class Registry {
             waiter.timer?.cancel()
             removeWaiter(waiter)
         }
+        releasePools(of: connectionID)
         guard !isStopping else { return }
         for id in session.leases.sorted() {
             guard let entry = entries[id] else { continue }
             let rejection = RemoteRejection(
                 message: "lease expired: the connection that created it closed",
-                data: ["connection": .int(Int(clamping: connectionID))])
+                data: ["connection": .int(Int(clamping: connectionID))], origin: id)
             if entry.promise.reject(rejection) {
                 logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
             }
@@ -152,7 +159,7 @@ public final class Registry {
             guard let job = entry.job, let outcome = job.outcome else { continue }
             job.cancelled = true
             // The child has adopted `outcome`: settling that settles the child.
-            outcome.reject(Self.interruptedCommand(job.spec.argv))
+            outcome.reject(Self.interruptedCommand(job.spec.argv).at(entry.id))
         }
     }
 
@@ -233,6 +240,13 @@ public final class Registry {
         entries[id] = entry
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
+        if let inputIDs {
+            var seen = Set<String>()
+            for inputID in inputIDs where seen.insert(inputID).inserted {
+                guard let input = entries[inputID], input !== entry else { continue }
+                input.addConsumer(id)
+            }
+        }
         if stored?.isPending ?? true { countDependencies(of: entry, by: 1) }
         if let stored, !stored.isPending {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
@@ -311,17 +325,53 @@ public final class Registry {
 
     /// The record of `entry`, now.
     func record(_ entry: RemotePromise) -> JSONValue {
-        entry.record(now: now())
+        entry.record(now: now(), maxChildren: limits.maxRecordChildren)
+    }
+
+    /// The JSON text of `entry`'s value when it is large: written once,
+    /// kept and shared by the answers that carry it (``ValueTextCache``).
+    /// Nil while it is not fulfilled, or for a value short enough to write
+    /// in place.
+    func valueText(of entry: RemotePromise) -> [UInt8]? {
+        // Before `didSettle` (the answer to the `resolve` itself) the value
+        // is the request's own and the core promise still holds it: written
+        // in place, with no lock taken to read it.
+        guard entry.settlementHandled, !entry.hasNoValueText else { return nil }
+        guard case .success(let value)? = entry.result else {
+            entry.hasNoValueText = true
+            return nil
+        }
+        // A child stored without a value of its own has its parent's: one text for both.
+        var owner = entry
+        if entry.sharesParentValue, let parentID = entry.parentID, let parent = entries[parentID] { owner = parent }
+        guard let text = valueTexts.text(of: value, ownedBy: owner) else {
+            entry.hasNoValueText = true
+            return nil
+        }
+        return text
+    }
+
+    /// `entry`'s record as JSON text, for answers that several readers share.
+    func recordText(_ entry: RemotePromise) -> [UInt8] {
+        let now = now()
+        let valueText = valueText(of: entry)
+        return JSONTextBuffer.bytes { text in
+            entry.writeRecord(now: now, maxChildren: limits.maxRecordChildren, valueText: valueText, to: &text)
+        }
     }
 
     /// The `settled` notification of `entry`, its record written as text, as a line.
     func settledNotification(_ entry: RemotePromise) -> [UInt8] {
         let now = now()
+        let maxChildren = limits.maxRecordChildren
+        let valueText = valueText(of: entry)
         return JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.string("jsonrpc", "2.0")
                 object.string("method", "settled")
-                object.json("params") { entry.writeRecord(now: now, to: &$0) }
+                object.json("params") {
+                    entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                }
             }
         }
     }
@@ -346,7 +396,8 @@ public final class Registry {
         // Most promises have neither waiters nor subscribers: no record to
         // make, and while no promise has any, not even an id to hash.
         if !waiters.isEmpty, let waiting = waiters.removeValue(forKey: entry.id) {
-            let record = record(entry)
+            // Written once for all of them: each answer copies the text.
+            let record = recordText(entry)
             for waiter in waiting {
                 sessions[waiter.connectionID]?.waiters[ObjectIdentifier(waiter)] = nil
                 waiter.timer?.cancel()

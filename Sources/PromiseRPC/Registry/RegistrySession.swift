@@ -48,12 +48,13 @@ final class RegistrySession {
 final class Waiter {
     let promiseID: String
     let connectionID: UInt64
-    let answer: (Result<JSONValue, RPCError>) -> Void
+    /// Takes the promise's record as JSON text, or the error that ends the wait.
+    let answer: (Result<[UInt8], RPCError>) -> Void
     var timer: (any ScheduledTimer)?
     /// Made before any promise had its id, and counted in `Registry.uncreatedWatches` until one has.
     var awaitsCreation = false
 
-    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<JSONValue, RPCError>) -> Void) {
+    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<[UInt8], RPCError>) -> Void) {
         self.promiseID = promiseID
         self.connectionID = connectionID
         self.answer = answer
@@ -81,6 +82,13 @@ struct UncreatedWatches {
 /// and a box for its weak reference).
 protocol AnswerChannel {
     func send(_ message: OutgoingMessage)
+    /// Bytes an answer may still take here, when the channel bounds them
+    /// (a batch member's); nil when it does not.
+    var remainingBytes: Int? { get }
+}
+
+extension AnswerChannel {
+    var remainingBytes: Int? { nil }
 }
 
 /// A registry method call: who makes it, and where an answer that cannot be
@@ -92,10 +100,23 @@ struct RegistryCall {
     /// Takes messages for the caller.
     let answers: any AnswerChannel
 
-    /// Takes the answer of a method that answers later (`wait`); nil for a
-    /// notification. Made on demand: only `wait` needs it, and making it for
-    /// every request cost an allocation each.
-    var answerLater: ((Result<JSONValue, RPCError>) -> Void)? {
+    /// Takes the answer of a method that answers later with a record
+    /// (`wait`), as JSON text; nil for a notification. Made on demand: only
+    /// `wait` needs it, and making it for every request cost an allocation each.
+    var answerLater: ((Result<[UInt8], RPCError>) -> Void)? {
+        guard let requestID else { return nil }
+        let answers = self.answers
+        return { outcome in
+            switch outcome {
+            case .success(let record): answers.send(.recordResult(id: requestID) { $0.append(record) })
+            case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, error)))
+            }
+        }
+    }
+
+    /// Takes the answer of a method that answers later with any other result
+    /// (`pool.acquire`); nil for a notification.
+    var answerValueLater: ((Result<JSONValue, RPCError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
         return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome))) }

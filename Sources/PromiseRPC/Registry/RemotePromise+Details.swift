@@ -6,6 +6,9 @@ extension RemotePromise {
     final class Details {
         /// The inputs of a combinator, by index: AggregateError reasons name them.
         var inputIDs: [String]?
+        /// The combinators this is an input of, in creation order (each once):
+        /// the record's `consumers`, so that a client can draw the graph downwards.
+        var consumerIDs: [String]?
         var name: String?
         var progressMessage: String?
         /// The fraction last given with the `progress` method (what is stored;
@@ -18,6 +21,8 @@ extension RemotePromise {
         var deadline: Int64?
         /// An `all`'s policy.
         var policy: String?
+        /// An `all` that gives up its other inputs once one fails (Registry+StopOnFailure).
+        var stopOnFailure = false
         var timeoutTimer: (any ScheduledTimer)?
         /// The connection whose closing rejects this promise while pending.
         var leaseHolder: UInt64?
@@ -27,6 +32,8 @@ extension RemotePromise {
         var job: ExecJob?
         /// The stdin line its `exec` children's commands share, while any holds it.
         weak var execInput: SharedExecInput?
+        /// Its value's JSON text, while ``ValueTextCache`` keeps it.
+        var valueText: [UInt8]?
     }
 
     /// The details, made on first write.
@@ -46,6 +53,19 @@ extension RemotePromise {
     var inputIDs: [String]? {
         get { details?.inputIDs }
         set { set(\.inputIDs, newValue) }
+    }
+
+    var consumerIDs: [String]? {
+        get { details?.consumerIDs }
+        set { set(\.consumerIDs, newValue) }
+    }
+
+    /// Adds `id` to ``consumerIDs`` in place (an input of many combinators
+    /// would otherwise copy its list for each).
+    func addConsumer(_ id: String) {
+        let details = writableDetails
+        if details.consumerIDs == nil { details.consumerIDs = [] }
+        details.consumerIDs?.append(id)
     }
 
     var name: String? {
@@ -83,6 +103,11 @@ extension RemotePromise {
         set { set(\.policy, newValue) }
     }
 
+    var stopOnFailure: Bool {
+        get { details?.stopOnFailure ?? false }
+        set { if newValue || details != nil { writableDetails.stopOnFailure = newValue } }
+    }
+
     var timeoutTimer: (any ScheduledTimer)? {
         get { details?.timeoutTimer }
         set { set(\.timeoutTimer, newValue) }
@@ -106,6 +131,11 @@ extension RemotePromise {
     var execInput: SharedExecInput? {
         get { details?.execInput }
         set { set(\.execInput, newValue) }
+    }
+
+    var valueText: [UInt8]? {
+        get { details?.valueText }
+        set { set(\.valueText, newValue) }
     }
 }
 

@@ -7,25 +7,50 @@
 /// Both forms come from one member list (see ``JSONObjectSink``).
 extension RemotePromise {
     /// The record, as every method returns it. `now` stamps `settled` when
-    /// the registry has not yet seen the settlement.
-    func record(now: Int64) -> JSONValue {
+    /// the registry has not yet seen the settlement; `children` lists at
+    /// most `maxChildren` ids (`childrenOmitted` counts the rest).
+    func record(now: Int64, maxChildren: Int) -> JSONValue {
         var builder = JSONObjectBuilder()
-        recordMembers(now: now, into: &builder)
+        recordMembers(now: now, maxChildren: maxChildren, valueText: nil, into: &builder)
         return .object(builder.members)
     }
 
     /// Appends the record's JSON text to `text`: the bytes of
-    /// `record(now:).serialized()`, without building the record.
-    func writeRecord(now: Int64, to text: inout JSONTextBuffer) {
-        JSONObjectWriter.append(to: &text) { recordMembers(now: now, into: &$0) }
+    /// `record(now:maxChildren:).serialized()`, without building the record.
+    /// `valueText`, when given, is its value's text, written once and shared
+    /// (see ``ValueTextCache``).
+    func writeRecord(now: Int64, maxChildren: Int, valueText: [UInt8]? = nil, to text: inout JSONTextBuffer) {
+        JSONObjectWriter.append(to: &text) {
+            recordMembers(now: now, maxChildren: maxChildren, valueText: valueText, into: &$0)
+        }
+    }
+
+    /// Bytes of the JSON text of its value (0 unless fulfilled), counted up
+    /// to a little past `limit` (nil: no limit).
+    func valueByteCount(upTo limit: Int?) -> Int {
+        guard let limit, case .success(let value)? = result else { return 0 }
+        return value.serializedByteCount(upTo: limit)
     }
 
     /// The record's members, in sorted key order.
-    private func recordMembers<Sink: JSONObjectSink & ~Copyable>(now: Int64, into object: inout Sink) {
+    private func recordMembers<Sink: JSONObjectSink & ~Copyable>(
+        now: Int64, maxChildren: Int, valueText: [UInt8]?, into object: inout Sink
+    ) {
         let result = result(stampingSettledAt: now)
-        object.strings("children", childIDs)
+        let job = self.job
+        // A promise may have up to `maxPromises` children (and be the input of
+        // as many combinators): listed in full, its record (in every answer
+        // and notification about it) could pass the clients' line limit. The
+        // rest of the children are read with `list` and `parent`.
+        object.strings("children", childIDs.count > maxChildren ? Array(childIDs.prefix(maxChildren)) : childIDs)
+        object.value("childrenOmitted", ifPresent: childIDs.count > maxChildren ? .int(childIDs.count - maxChildren) : nil)
+        if let consumerIDs {
+            object.strings("consumers", consumerIDs.count > maxChildren ? Array(consumerIDs.prefix(maxChildren)) : consumerIDs)
+            object.value("consumersOmitted", ifPresent: consumerIDs.count > maxChildren ? .int(consumerIDs.count - maxChildren) : nil)
+        }
         object.value("created", .int(Int(created)))
         if case .then(_, true) = kind { object.strings("exec", ifPresent: job?.spec.argv) }
+        object.value("exitStatus", ifPresent: job?.exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
         object.string("kind", kind.name)
@@ -33,12 +58,18 @@ extension RemotePromise {
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
         object.string("parent", orNull: parentID)
+        // Only while the command runs: a pid outlives its process and may be reused.
+        object.value("pid", ifPresent: job?.process?.processID.map { .int(Int($0)) })
+        if case .then(_, true) = kind { object.string("pool", ifPresent: job?.pool) }
         object.value("progress", .double(progress))
         object.string("progressMessage", ifPresent: progressMessage)
+        object.flag("queued", result == nil && (job?.isQueued ?? false))
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         object.value("settled", settled.map { .int(Int($0)) } ?? .null)
+        object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
         object.string("state", Self.state(of: result))
+        object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
-        if case .success(let value)? = result { object.value("value", value) }
+        if case .success(let value)? = result { object.value("value", value, text: valueText) }
     }
 }

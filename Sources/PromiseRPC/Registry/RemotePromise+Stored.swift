@@ -28,10 +28,12 @@ extension RemotePromise {
             id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
             on: on, exec: job?.spec.argv, cwd: job?.spec.cwd,
             env: job.flatMap { $0.spec.env.isEmpty ? nil : $0.spec.env },
-            policy: policy, name: name, created: created, settled: settled, state: Self.state(of: result),
+            policy: policy, stopOnFailure: stopOnFailure, name: name, created: created, settled: settled, state: Self.state(of: result),
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
             lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,
-            execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime)
+            execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime,
+            pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
+            queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil)
     }
 }

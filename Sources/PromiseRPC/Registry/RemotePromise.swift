@@ -66,6 +66,10 @@ final class RemotePromise {
     /// Set once the registry observes the core promise's progress, which it
     /// does from the first subscription on (see `Registry.observeProgress`).
     var observesProgress = false
+    /// Set once it is known that no JSON text of its value is worth keeping
+    /// (``ValueTextCache``): not fulfilled, or a short value. Answers then
+    /// skip the cache without looking at the value again.
+    var hasNoValueText = false
     /// What only some promises have (a name, a timeout, a command…), kept
     /// apart so that the many that have none do not pay for it: see
     /// RemotePromise+Details.swift for the properties that read it.

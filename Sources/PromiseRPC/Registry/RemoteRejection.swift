@@ -18,11 +18,32 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
     public var message: String
     /// Anything else the rejecting side wants to pass on.
     public var data: JSONValue?
+    /// The id of the promise where this rejection began: the one a client
+    /// rejected, whose command failed, whose timeout or lease ran out, or the
+    /// combinator that made this reason from its inputs'. It stays the same
+    /// as the rejection passes on through `then` children and combinators,
+    /// so a failure far down a pipeline names the step that failed.
+    /// Nil for reasons made before origins were kept, and for cancellations.
+    public var origin: String?
 
-    public init(code: Int? = nil, message: String, data: JSONValue? = nil) {
+    public init(code: Int? = nil, message: String, data: JSONValue? = nil, origin: String? = nil) {
         self.code = code
         self.message = message
         self.data = data
+        self.origin = origin
+    }
+
+    /// This rejection, beginning at promise `id` unless it already names
+    /// where it began (a rejection passed on keeps its first origin).
+    ///
+    /// ```swift
+    /// RemoteRejection(message: "boom").at("cc/f07").json   // {"message":"boom","origin":"cc/f07"}
+    /// ```
+    public func at(_ id: String) -> RemoteRejection {
+        guard origin == nil else { return self }
+        var stamped = self
+        stamped.origin = id
+        return stamped
     }
 
     /// Reads a reason as `reject` takes it: an object with a string "message"
@@ -48,18 +69,20 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
             // A null "data" is no data (beware: `nil` in a JSONValue context is `.null`).
             var data: JSONValue?
             if let member = members["data"], !member.isNull { data = member }
-            self.init(code: code, message: message, data: data)
+            // Kept as given: `reject` stamps its own id over it, a stored reason keeps its origin.
+            self.init(code: code, message: message, data: data, origin: members["origin"]?.stringValue)
         default:
             throw RPCParams.invalid(param, "\"\(param)\" must be an object with a \"message\", or a string")
         }
     }
 
-    /// The reason as it appears in records: `{"code":…,"message":…,"data":…}`,
+    /// The reason as it appears in records: `{"code":…,"message":…,"data":…,"origin":…}`,
     /// without the members that are absent.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["message": .string(message)]
         if let code { members["code"] = .int(code) }
         if let data { members["data"] = data }
+        if let origin { members["origin"] = .string(origin) }
         return .object(members)
     }
 
@@ -73,11 +96,12 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
     /// - `CancellationError`: `{"message":"cancelled"}`.
     /// - `PromiseError.timedOut` (a `create` with `timeoutMs`): code -32005, "timed out".
     /// - `AggregateError` (`all` with `all-errors`, `any` when every input
-    ///   failed): `data.errors` lists `{"index","id","reason"}` per failed input;
-    ///   `inputIDs` gives the ids of the combinator's inputs, by index.
+    ///   failed): `data.errors` lists `{"index","id","reason"}` per failed input
+    ///   (each reason with its own `origin`); `inputIDs` gives the ids of the
+    ///   combinator's inputs, by index, and `origin` the combinator's id.
     /// - `RPCError`: its code, message and data.
     /// - anything else: its description as the message.
-    public init(describing error: any Error, inputIDs: [String]? = nil) {
+    public init(describing error: any Error, inputIDs: [String]? = nil, origin: String? = nil) {
         switch error {
         case let rejection as RemoteRejection:
             self = rejection
@@ -108,7 +132,7 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
             let total = inputIDs.map { " of \($0.count)" } ?? ""
             self.init(
                 message: "\(failures.count)\(total) input promises were rejected",
-                data: ["errors": .array(failures)])
+                data: ["errors": .array(failures)], origin: origin)
         case let rpcError as RPCError:
             self.init(code: rpcError.code.rawValue, message: rpcError.message, data: rpcError.data)
         default:
@@ -130,7 +154,7 @@ extension RemoteRejection {
     /// most `maxBytes` bytes; otherwise a summary that does, with the same
     /// code and message: `data.errors` lists the innermost causes (the
     /// entries, at any level of nested `data.errors`, whose reason lists no
-    /// errors of its own) as `{"id", "via"?, "reason":{"code"?, "message"}}`,
+    /// errors of its own) as `{"id", "via"?, "reason":{"code"?, "message", "origin"?}}`,
     /// where `via` is the input of this promise through which the cause came
     /// (left out when it is the cause itself), as many as fit, in order;
     /// `data.truncated` is true and `data.omitted` counts the causes left out
@@ -148,7 +172,8 @@ extension RemoteRejection {
     public func bounded(maxDepth: Int, maxBytes: Int) -> RemoteRejection {
         let whole = json
         if whole.serializedByteCount(upTo: maxBytes) <= maxBytes && whole.depth <= maxDepth { return self }
-        var summary = RemoteRejection(code: code, message: Self.cut(message, toBytes: max(16, maxBytes / 4)))
+        var summary = RemoteRejection(
+            code: code, message: Self.cut(message, toBytes: max(16, maxBytes / 4)), origin: origin)
         // What the summary takes without its causes: its code, its message and
         // `{"errors":[],"omitted":N,"truncated":true}` with room for any N.
         let frame = summary.json.serializedByteCount() + #","data":{"errors":[],"omitted":,"truncated":true}"#.utf8.count + 20
@@ -210,6 +235,7 @@ extension RemoteRejection {
             if id == nil, let index = entry["index"] { cause["index"] = index }
             var causeReason: [String: JSONValue] = [:]
             if let code = reason["code"], !code.isNull { causeReason["code"] = code }
+            if let origin = reason["origin"]?.stringValue { causeReason["origin"] = .string(origin) }
             var message = reason["message"]?.stringValue ?? ""
             var entryBytes = 0
             // The first cause is kept even when its message alone is too long: cut to fit.

@@ -168,6 +168,8 @@ private final class SpawnRetry: RunningProcess {
     /// `onExit` has run.
     var isOver: Bool { onExit == nil }
 
+    var processID: Int32? { child?.pid }
+
     func terminate(graceMilliseconds: UInt64) {
         if let child { return child.terminate(graceMilliseconds: graceMilliseconds) }
         timer?.cancel()

@@ -23,6 +23,8 @@ public struct StoredPromise: Sendable, Hashable {
     public var env: [String: String]?
     /// An `all`'s policy.
     public var policy: String?
+    /// An `all` that gives up its other inputs once one fails.
+    public var stopOnFailure: Bool
     public var name: String?
     /// Milliseconds since 1970.
     public var created: Int64
@@ -55,15 +57,22 @@ public struct StoredPromise: Sendable, Hashable {
     /// written before they were recorded.
     public var execPid: Int32?
     public var execStartTime: UInt64?
+    /// The pool of a `then … exec` child, unless `default` (absent in rows
+    /// written before pools: those are `default`).
+    public var pool: String?
+    /// A pending `then … exec` child waiting for a slot of its pool: its
+    /// place in the queue (lower is first). A restart queues it again there.
+    public var queueTicket: Int?
 
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
         on: String? = nil, exec: [String]? = nil, cwd: String? = nil, env: [String: String]? = nil,
-        policy: String? = nil, name: String? = nil, created: Int64, settled: Int64? = nil,
+        policy: String? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
         state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
-        execPid: Int32? = nil, execStartTime: UInt64? = nil
+        execPid: Int32? = nil, execStartTime: UInt64? = nil,
+        pool: String? = nil, queueTicket: Int? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -75,6 +84,7 @@ public struct StoredPromise: Sendable, Hashable {
         self.cwd = cwd
         self.env = env
         self.policy = policy
+        self.stopOnFailure = stopOnFailure
         self.name = name
         self.created = created
         self.settled = settled
@@ -90,6 +100,8 @@ public struct StoredPromise: Sendable, Hashable {
         self.valueOfParent = valueOfParent
         self.execPid = execPid
         self.execStartTime = execStartTime
+        self.pool = pool
+        self.queueTicket = queueTicket
     }
 
     public var isPending: Bool { state == "pending" }
@@ -140,12 +152,15 @@ extension StoredPromise {
         object.string("on", ifPresent: on)
         object.string("parent", ifPresent: parentID)
         object.string("policy", ifPresent: policy)
+        object.string("pool", ifPresent: pool)
         object.value("progress", ifPresent: progress.map(JSONValue.double))
         object.string("progressMessage", ifPresent: progressMessage)
+        object.value("queueTicket", ifPresent: queueTicket.map { .int($0) })
         object.value("reason", ifPresent: reason)
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
         object.string("state", state)
+        object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         object.value("value", ifPresent: value)
         object.flag("valueOfParent", valueOfParent)
@@ -169,6 +184,7 @@ extension StoredPromise {
             cwd: try reader.optional("cwd", \.stringValue),
             env: try reader.optional("env", Reader.stringMap),
             policy: try reader.optional("policy", \.stringValue),
+            stopOnFailure: try reader.optional("stopOnFailure", \.boolValue) ?? false,
             name: try reader.optional("name", \.stringValue),
             created: Int64(try reader.required("created", \.intValue)),
             settled: try reader.optional("settled", \.intValue).map(Int64.init),
@@ -183,7 +199,9 @@ extension StoredPromise {
             execStarted: try reader.optional("execStarted", \.boolValue) ?? false,
             valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false,
             execPid: try reader.optional("execPid", \.intValue).flatMap { Int32(exactly: $0) },
-            execStartTime: try reader.optional("execStartTime", \.intValue).flatMap { UInt64(exactly: $0) })
+            execStartTime: try reader.optional("execStartTime", \.intValue).flatMap { UInt64(exactly: $0) },
+            pool: try reader.optional("pool", \.stringValue),
+            queueTicket: try reader.optional("queueTicket", \.intValue))
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }

@@ -11,10 +11,17 @@ extension PromiseCtl {
                 (waits for all, rejects with every failure), ignore-errors (fulfils with the \
                 values of the fulfilled inputs), nulls (fulfils with null in place of each failure).
 
+                --stop-on-failure (fail-fast only): once one input fails, the inputs still \
+                pending are given up: each one this all was the last consumer of is \
+                cancelled (a queued step never starts, a running command is stopped); one \
+                another promise still consumes carries on. Without it (the default) the \
+                other inputs run on.
+
                 Example:
                   joined=$(promisectl all job/1 job/2 job/3 --id jobs/all)
                   promisectl wait "$joined"            # [v1,v2,v3]
                   promisectl all a b --policy nulls    # [1,null] when b is rejected
+                  promisectl all cc/f01 cc/f02 --id cc/objs --stop-on-failure
                 """)
 
         enum Policy: String, ExpressibleByArgument, CaseIterable {
@@ -27,8 +34,19 @@ extension PromiseCtl {
         @Option(help: "fail-fast, all-errors, ignore-errors or nulls.")
         var policy: Policy = .failFast
 
+        @Flag(help: "Once one input fails, cancel the inputs still pending that nothing else consumes.")
+        var stopOnFailure = false
+
+        func validate() throws {
+            if stopOnFailure && policy != .failFast {
+                throw ValidationError("--stop-on-failure needs --policy fail-fast: the others wait for every input")
+            }
+        }
+
         func run(with client: PromiseClient) throws {
-            try inputs.combine("all", extra: ["policy": .string(policy.rawValue)], with: client)
+            var extra: [String: JSONValue] = ["policy": .string(policy.rawValue)]
+            if stopOnFailure { extra["stopOnFailure"] = true }
+            try inputs.combine("all", extra: extra, with: client)
         }
     }
 }

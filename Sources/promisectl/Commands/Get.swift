@@ -11,9 +11,15 @@ extension PromiseCtl {
                 "cancelled: MESSAGE"; --json prints the whole record. Exits 0 when pending \
                 or fulfilled, 1 when rejected, 2 when cancelled.
 
+                On a terminal (or with --human) lines follow that say what the step is \
+                doing: the progress message, running and the pid of its command, the \
+                command, when it started, how long it took, its exit status. Piped or \
+                redirected, without --human, only the first line is printed, as before.
+
                 Example:
                   promisectl get build/lib
-                  promisectl get build/lib --json | jq .state
+                  promisectl get build/lib --human
+                  promisectl get build/lib --json | jq .progressMessage
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -24,9 +30,23 @@ extension PromiseCtl {
         @Flag(help: "Print the record as JSON.")
         var json = false
 
+        @Flag(help: "Print the details for people even when stdout is not a terminal.")
+        var human = false
+
+        func validate() throws {
+            if json && human { throw ValidationError("--json and --human exclude each other") }
+        }
+
         func run(with client: PromiseClient) throws {
             let record = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
-            Output.line(json ? Output.json(record.json) : Output.summary(of: record))
+            if json {
+                Output.line(Output.json(record.json))
+            } else if human || Terminal.standardOutputIsTerminal {
+                let details = RecordDetails.lines(for: RecordView(record), now: Terminal.nowMilliseconds())
+                Output.line(([Output.summary(of: record)] + details).joined(separator: "\n"))
+            } else {
+                Output.line(Output.summary(of: record))
+            }
             let status = ExitCode(state: record.state)
             if status != .success { throw status }
         }

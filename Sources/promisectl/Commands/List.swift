@@ -5,13 +5,20 @@ extension PromiseCtl {
     struct List: ClientCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List promises, one per line: id, state.",
+            abstract: "List promises: a table on a terminal, one \"id<TAB>state\" line each elsewhere.",
             discussion: """
-                Follows the daemon's pages until the end (or --limit). --json prints one \
-                record per line.
+                Follows the daemon's pages until the end (or --limit). On a terminal (or with \
+                --human) it prints a table: ID, STATE (pending, running while an exec step's \
+                command runs, queued while it waits in a pool, fulfilled, rejected, \
+                cancelled), PID of the running command, STARTED (local time the command \
+                started, else the promise was created), DURATION (until settled, else until \
+                now), EXIT status of the command, and PROGRESS with its message. Piped or \
+                redirected it prints "id<TAB>state" lines, as it always did, and --json one \
+                record per line: scripts should use --json.
 
                 Example:
                   promisectl list --prefix build/ --state pending
+                  promisectl list --prefix build/ --human | less
                   promisectl list --json | jq -r 'select(.state=="rejected") | .id'
                 """)
 
@@ -33,13 +40,18 @@ extension PromiseCtl {
         @Flag(help: "Print records as JSON lines.")
         var json = false
 
+        @Flag(help: "Print the table even when stdout is not a terminal.")
+        var human = false
+
         func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+            if json && human { throw ValidationError("--json and --human exclude each other") }
         }
 
         func run(with client: PromiseClient) throws {
             var cursor: JSONValue = .null
             var printed = 0
+            var table = (human || (!json && Terminal.standardOutputIsTerminal)) ? PromiseTable() : nil
             repeat {
                 var params: [String: JSONValue] = [:]
                 if let state { params["state"] = .string(state.rawValue) }
@@ -48,11 +60,17 @@ extension PromiseCtl {
                 params["limit"] = .int(min(limit.map { $0 - printed } ?? 1000, 10_000))
                 if !cursor.isNull { params["cursor"] = cursor }
                 let page = try client.call("list", params)
-                for item in page["promises"]?.arrayValue ?? [] {
-                    let record = try PromiseClient.Record(item)
-                    Output.line(json ? Output.json(record.json) : "\(record.id)\t\(record.state.rawValue)")
-                    printed += 1
+                let records = try (page["promises"]?.arrayValue ?? []).map(PromiseClient.Record.init)
+                if var shown = table {
+                    let lines = shown.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds())
+                    table = shown
+                    if !lines.isEmpty { Output.line(lines.joined(separator: "\n")) }
+                } else {
+                    for record in records {
+                        Output.line(json ? Output.json(record.json) : "\(record.id)\t\(record.state.rawValue)")
+                    }
                 }
+                printed += records.count
                 cursor = page["cursor"] ?? .null
             } while !cursor.isNull && (limit.map { printed < $0 } ?? true)
         }

@@ -24,9 +24,16 @@ extension PromiseCtl {
                 settle ID; when it cannot, it exits 69. Otherwise it exits with CMD's own \
                 status (128 + N when signal N ended it).
 
+                With --pool, CMD first waits for a slot of that pool of the daemon \
+                (first come first served, with the daemon's own steps of that pool), \
+                and gives it back when it ends, however it ends: the slot is held by \
+                promisectl's connection, so a promisectl that is killed frees it too. \
+                If ID is cancelled or settled while it waits, CMD does not run.
+
                 Example:
                   promisectl run build/lib -- make -C lib
                   promisectl run fetch/data -- sh -c 'curl -s https://example.com/data.json'
+                  promisectl run --pool cc obj/b.o -- cc -c b.c
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -38,17 +45,24 @@ extension PromiseCtl {
         @Option(help: ArgumentHelp("Seconds between TERM and KILL when ID is cancelled.", valueName: "sec"))
         var grace: Double = 2
 
+        @Option(help: ArgumentHelp("Wait for a slot of this pool of the daemon before CMD starts.", valueName: "name"))
+        var pool: String?
+
         @Argument(parsing: .postTerminator, help: "The command to run, after --.")
         var command: [String] = []
 
         func validate() throws {
             if command.isEmpty { throw ValidationError("run needs a command after --, e.g. promisectl run ID -- make") }
             if !(grace >= 0) || !grace.isFinite { throw ValidationError("--grace must be 0 or more seconds") }
+            if let pool, !DaemonLimits.isValidPoolName(pool) {
+                throw ValidationError("a pool name is 1 to 64 letters, digits, ., _ or -, not \(pool)")
+            }
         }
 
         func run(with client: PromiseClient) throws {
+            if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
             let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
-                                     reconnect: reconnect.policy)
+                                     pool: pool, reconnect: reconnect.policy)
             let status = try session.run()
             if status != 0 { throw ExitCode(status) }
         }

@@ -15,7 +15,9 @@ extension PromiseCtl {
                 --max-process-output-bytes says otherwise) rejects it instead, code -32004. \
                 Another status rejects it with code = the status and message = the end of \
                 stderr. Without CMD the child settles as ID does. Prints the child's id. \
-                Cancelling the child stops CMD (TERM, then KILL).
+                Cancelling the child stops CMD (TERM, then KILL). CMD takes a slot of \
+                --pool (else of the daemon's default pool) while it runs; with none \
+                free it waits its turn, and the child's record says "queued": true.
 
                 CMD runs in this shell's working directory (or --cwd) with this shell's \
                 environment, sent with the request and laid over the daemon's own (a \
@@ -29,6 +31,7 @@ extension PromiseCtl {
                   promisectl then build/lib --id build/test -- make test
                   CC=clang promisectl then src --id app -- sh -c '$CC -o app main.c'
                   promisectl then build/all --on rejected --daemon-env -- ./report.sh
+                  promisectl then src --pool cc --id obj/a.o -- cc -c a.c
                 """)
 
         enum Trigger: String, ExpressibleByArgument, CaseIterable {
@@ -53,6 +56,9 @@ extension PromiseCtl {
         @Option(name: .customLong("env"), help: ArgumentHelp("An environment variable for CMD (repeatable).", valueName: "name=value"))
         var environment: [String] = []
 
+        @Option(help: ArgumentHelp("The pool whose slot CMD takes (promised --pool, promisectl pool).", valueName: "name"))
+        var pool: String?
+
         @Flag(help: "Run CMD with the daemon's environment (plus --env), not this shell's.")
         var daemonEnv = false
 
@@ -66,11 +72,13 @@ extension PromiseCtl {
             if command.isEmpty && (cwd != nil || !environment.isEmpty || daemonEnv) {
                 throw ValidationError("--cwd, --env and --daemon-env need a command after --")
             }
+            if pool != nil && command.isEmpty { throw ValidationError("--pool needs a command after --") }
         }
 
         func run(with client: PromiseClient) throws {
             var params: [String: JSONValue] = ["id": .string(id), "on": .string(on.rawValue)]
             if let childID { params["childId"] = .string(childID) }
+            if let pool { params["pool"] = .string(pool) }
             if !command.isEmpty {
                 params["exec"] = .array(command.map { .string($0) })
                 let directory = workingDirectory()

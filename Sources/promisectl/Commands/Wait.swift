@@ -11,11 +11,19 @@ extension PromiseCtl {
                 and settled. Prints the value as JSON (--raw: a string without quotes; \
                 --json: the whole record, in every state). Exits 0 fulfilled, 1 rejected \
                 (the reason goes to stderr), 2 cancelled, 3 when --timeout passes first \
-                or when the promise was rejected by its own timeout (create --timeout).
+                or when the promise was rejected by its own timeout (create --timeout). \
+                A rejection names the promise where it began (`cc/f07 failed: …`), and each \
+                failed input of an `all --policy all-errors` or an `any`.
+
+                --cancel-on-signal: on SIGINT (Ctrl-C) or SIGTERM, cancel the promise \
+                (and so the pipeline's steps it needs, their commands stopped), then \
+                exit 130 (SIGINT) or 143 (SIGTERM).
 
                 Example:
                   promisectl wait build/lib --timeout 600
                   version=$(promisectl wait release/version --raw)
+                  promisectl wait build/all --progress   # a bar on stderr as it moves
+                  promisectl wait build/test --cancel-on-signal   # Ctrl-C stops the build
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -33,6 +41,11 @@ extension PromiseCtl {
         @Flag(help: "Print a string value without quotes.")
         var raw = false
 
+        @Flag(help: "Show a progress bar on stderr while waiting (a line per change when stderr is not a terminal).")
+        var progress = false
+        @Flag(help: "On SIGINT or SIGTERM, cancel the promise, then exit 130 or 143.")
+        var cancelOnSignal = false
+
         func validate() throws {
             if let timeout, !(timeout >= 0) || !timeout.isFinite {
                 throw ValidationError("--timeout must be a number of seconds, 0 or more")
@@ -41,11 +54,21 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
+            var params: [String: JSONValue] = ["id": .string(id)]
+            if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
+            let armed = cancelOnSignal
+                ? SignalCancellation.arm(cancelling: id, socketPath: connection.resolvedSocketPath) : nil
+            defer { armed?.disarm() }
             let record: PromiseClient.Record
             do {
-                // Asks again, on a new connection, when the daemon restarts meanwhile.
-                let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
-                record = try reconnect.reconnecting(client).wait(for: id, timeout: limit)
+                if progress {
+                    record = try PromiseClient.Record(ProgressBar.wait(for: id, params: params, client: client))
+                } else {
+                    // Asks again, on a new connection, when the daemon restarts meanwhile.
+                    let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
+                    record = try reconnect.reconnecting(client).wait(for: id, timeout: limit)
+                }
+                armed?.disarm()
             } catch let error as RPCError where error.code == .waitTimedOut {
                 Failure.report("timed out waiting for \(id)")
                 throw ExitCode.timedOut
@@ -55,7 +78,7 @@ extension PromiseCtl {
             } else if record.state == .fulfilled {
                 Output.line(Output.value(record.value ?? .null, raw: raw))
             } else {
-                Failure.report("\(id) \(record.state.rawValue)\(Output.reasonSuffix(record))")
+                for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
             }
             let status = ExitCode.forWaitedRecord(record)
             if status != .success { throw status }

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Testing
+@testable import promisectl
+
+/// The pool options and commands of promisectl, parsed in-process (no daemon).
+@Suite("promisectl parsing: pools")
+struct PoolCommandParsingTests {
+    @Test("then and run take --pool before --")
+    func poolOption() throws {
+        let then = try #require(try PromiseCtl.parseAsRoot(["then", "src", "--pool", "cc", "--", "cc", "-c", "a.c"]) as? PromiseCtl.Then)
+        #expect(then.pool == "cc")
+        #expect(then.command == ["cc", "-c", "a.c"])
+        let run = try #require(try PromiseCtl.parseAsRoot(["run", "--pool", "cc", "obj/b.o", "--", "true"]) as? PromiseCtl.Run)
+        #expect(run.pool == "cc")
+        #expect(run.id == "obj/b.o")
+    }
+
+    @Test("pool takes a name and an optional limit; pools takes --json")
+    func poolCommands() throws {
+        let set = try #require(try PromiseCtl.parseAsRoot(["pool", "cc", "4"]) as? PromiseCtl.Pool)
+        #expect(set.name == "cc")
+        #expect(set.limit == 4)
+        let show = try #require(try PromiseCtl.parseAsRoot(["pool", "default"]) as? PromiseCtl.Pool)
+        #expect(show.limit == nil)
+        let list = try #require(try PromiseCtl.parseAsRoot(["pools", "--json"]) as? PromiseCtl.Pools)
+        #expect(list.json)
+    }
+
+    @Test("a bad pool name or limit, and then --pool without a command, are usage errors before anything is sent",
+          arguments: [
+              ["pool", "c c", "1"], ["pool", "cc", "-1"], ["pool", "cc", "65537"], ["pool", String(repeating: "x", count: 65)],
+              ["run", "--pool", "a/b", "id", "--", "true"], ["then", "p", "--pool", "cc"],
+          ])
+    func refused(arguments: [String]) {
+        #expect(throws: (any Error).self) { try PromiseCtl.parseAsRoot(arguments) }
+    }
+}

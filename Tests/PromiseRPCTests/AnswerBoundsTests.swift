@@ -1,0 +1,122 @@
+import Foundation
+@testable import PromiseRPC
+import Testing
+
+/// What one answer may hold: a batch's whole answer (`maxBatchAnswerBytes`)
+/// and the ids a record lists as its children (`maxRecordChildren`).
+@Suite("Answer bounds")
+struct AnswerBoundsTests {
+    /// A batch line of `count` requests of `method` with `params`, ids 1…count.
+    private func batchLine(_ method: String, _ params: JSONValue, count: Int) -> String {
+        JSONValue.array((1...count).map { index in
+            ["jsonrpc": "2.0", "id": .int(index), "method": .string(method), "params": params]
+        }).description
+    }
+
+    @Test("a batch of gets whose answers would pass maxBatchAnswerBytes: the first ones answered, the rest -32004, the line within the bound")
+    func batchAnswerIsBounded() throws {
+        var limits = DaemonLimits()
+        limits.maxBatchAnswerBytes = 100_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "big"], from: peer)
+        harness.call("resolve", ["id": "big", "value": .string(String(repeating: "x", count: 30_000))], from: peer)
+
+        harness.send(batchLine("get", ["id": "big"], count: 1_000), from: peer)
+        let line = try #require(peer.sent.last)
+        let answers = try #require(try JSONValue(parsing: line).arrayValue)
+        #expect(answers.count == 1_000)
+        #expect(answers.prefix(3).allSatisfy { $0["result"]?["value"]?.stringValue?.count == 30_000 })
+        // The bound holds the answers given; each one left out adds its short error.
+        let leftOut = answers.dropFirst(3).map { $0.serialized().count + 1 }.reduce(0, +)
+        #expect(line.count - 1 - leftOut <= 100_000)
+        #expect(leftOut < 997 * 200)
+        for (index, answer) in answers.enumerated().dropFirst(3) {
+            #expect(answer["id"] == .int(index + 1))
+            #expect(answer["error"]?["code"] == -32004)
+            #expect(answer["error"]?["data"]?["limit"] == "maxBatchAnswerBytes")
+        }
+    }
+
+    @Test("a change whose answer is left out of a full batch was still carried out")
+    func changeLeftOutOfTheAnswerIsDone() throws {
+        var limits = DaemonLimits()
+        limits.maxBatchAnswerBytes = 20_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        let value = JSONValue.string(String(repeating: "y", count: 15_000))
+        let line = JSONValue.array([
+            ["jsonrpc": "2.0", "id": 1, "method": "create", "params": ["id": "a"]],
+            ["jsonrpc": "2.0", "id": 2, "method": "resolve", "params": ["id": "a", "value": value]],
+            ["jsonrpc": "2.0", "id": 3, "method": "create", "params": ["id": "b"]],
+            ["jsonrpc": "2.0", "id": 4, "method": "resolve", "params": ["id": "b", "value": value]],
+        ]).description
+        harness.send(line, from: peer)
+        let last = try #require(peer.sent.last)
+        let answers = try #require(try JSONValue(parsing: last).arrayValue)
+        #expect(answers.map { $0["error"]?["code"] } == [nil, nil, nil, -32004])
+        #expect(harness.record("b", from: peer)["value"] == value)
+    }
+
+    @Test("an answer to a single request is not bounded by maxBatchAnswerBytes")
+    func singleAnswerIsNotCut() {
+        var limits = DaemonLimits()
+        limits.maxBatchAnswerBytes = 1_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "big"], from: peer)
+        harness.call("resolve", ["id": "big", "value": .string(String(repeating: "x", count: 5_000))], from: peer)
+        #expect(harness.record("big", from: peer)["value"]?.stringValue?.count == 5_000)
+    }
+
+    @Test("a record lists its first maxRecordChildren children and counts the rest; list with parent pages through all of them")
+    func recordChildrenAreBounded() throws {
+        var limits = DaemonLimits()
+        limits.maxRecordChildren = 2
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "root"], from: peer)
+        for index in 1...5 {
+            harness.call("then", ["id": "root", "childId": .string("c\(index)")], from: peer)
+        }
+        harness.call("create", ["id": "other"], from: peer)
+        let record = harness.record("root", from: peer)
+        #expect(record["children"] == ["c1", "c2"])
+        #expect(record["childrenOmitted"] == 3)
+        #expect(harness.record("c1", from: peer)["childrenOmitted"] == nil)
+
+        var listed: [String] = []
+        var cursor: JSONValue = .null
+        var pages = 0
+        repeat {
+            var params: [String: JSONValue] = ["parent": "root", "limit": 2]
+            if cursor != .null { params["cursor"] = cursor }
+            let page = harness.call("list", .object(params), from: peer)
+            listed += page["promises"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            cursor = page["cursor"] ?? .null
+            pages += 1
+        } while cursor != .null && pages < 10
+        #expect(listed == ["c1", "c2", "c3", "c4", "c5"])
+        #expect(pages == 3)
+
+        let pending = harness.call("list", ["parent": "root", "prefix": "c4"], from: peer)
+        #expect(pending["promises"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["c4"])
+        #expect(harness.errorCode("list", ["parent": "nobody"], from: peer) == -32001)
+        #expect(harness.errorCode("list", ["parent": "root", "cursor": "x"], from: peer) == -32602)
+    }
+
+    @Test("a record lists its first maxRecordChildren consumers and counts the rest")
+    func recordConsumersAreBounded() {
+        var limits = DaemonLimits()
+        limits.maxRecordChildren = 2
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "input"], from: peer)
+        for index in 1...3 {
+            harness.call("all", ["ids": ["input"], "id": .string("all\(index)")], from: peer)
+        }
+        let record = harness.record("input", from: peer)
+        #expect(record["consumers"] == ["all1", "all2"])
+        #expect(record["consumersOmitted"] == 1)
+    }
+}
