@@ -17,7 +17,15 @@
 # threads, default 3), MAX_KILL_MS (longest run before the kill, default 400),
 # SCRATCH_PATH (default .build), SKIP_BUILD=1 (use the binaries as built),
 # PROMISED=/path/to/promised (use that binary, e.g. a debug build),
-# KEEP=1 (keep the work folder even on success).
+# KEEP=1 (keep the work folder even on success), CLIENT_CYCLES (default 5).
+#
+# Then, CLIENT_CYCLES times, it kills the daemon while `promisectl wait`,
+# `watch --until-settled` and `run` are attached, starts it again, and checks
+# that each ends as it should: `wait` prints the value resolved after the
+# restart, `watch` prints each settlement once (one made before the kill, one
+# after), and `run`, whose command ends while the daemon is down, settles
+# its promise once the daemon is back (docs/DURABILITY.md, "Clients that
+# reconnect").
 #
 # The writer is Python 3 (standard library only): a JSON-RPC line client is
 # a few lines there, and threads with one socket each are what is needed.
@@ -30,15 +38,21 @@ WRITERS="${WRITERS:-3}"
 MAX_KILL_MS="${MAX_KILL_MS:-400}"
 SCRATCH_PATH="${SCRATCH_PATH:-.build}"
 
+CLIENT_CYCLES="${CLIENT_CYCLES:-5}"
+
 if [ -n "${PROMISED:-}" ]; then
     DAEMON="$PROMISED"
+    CTL="$(dirname "$PROMISED")/promisectl"
 else
     if [ "${SKIP_BUILD:-0}" != 1 ]; then
         swift build -c release --scratch-path "$SCRATCH_PATH" --product promised >&2
+        swift build -c release --scratch-path "$SCRATCH_PATH" --product promisectl >&2
     fi
     DAEMON="$(swift build -c release --scratch-path "$SCRATCH_PATH" --show-bin-path)/promised"
+    CTL="$(dirname "$DAEMON")/promisectl"
 fi
 [ -x "$DAEMON" ] || { echo "crash-soak: no promised at $DAEMON (build it or unset SKIP_BUILD)" >&2; exit 70; }
+[ "$CLIENT_CYCLES" -eq 0 ] || [ -x "$CTL" ] || { echo "crash-soak: no promisectl at $CTL" >&2; exit 70; }
 
 WORK="$(mktemp -d /tmp/crash-soak-XXXXXX)"
 status=0
@@ -434,6 +448,56 @@ print(f"crash-soak: {cycles} cycles, {acknowledged_total} acknowledged changes c
       f"({checks} checks in all, {uncertain_total} unacknowledged changes seen, {len(expected)} promises in the store, "
       f"seed {seed}, {time.monotonic() - started:.1f} s)")
 PY
+
+# Clients attached across a kill: wait, watch and run must each end with the right result.
+client_cycle() {
+    local n=$1 dir="$WORK/clients-$1" daemon_pid
+    mkdir -p "$dir"
+    export PROMISED_SOCKET="$dir/s.sock"
+    start_daemon() {
+        "$DAEMON" --socket "$PROMISED_SOCKET" --store "$dir/store" --log-level warning 2>>"$dir/promised.log" &
+        daemon_pid=$!
+        for _ in $(seq 500); do "$CTL" info >/dev/null 2>&1 && return 0; sleep 0.02; done
+        echo "crash-soak: clients cycle $n: the daemon did not start" >&2; return 1
+    }
+    start_daemon || return 1
+    "$CTL" create w >/dev/null && "$CTL" create a >/dev/null && "$CTL" create b >/dev/null || return 1
+    "$CTL" wait w >"$dir/wait.out" 2>"$dir/wait.err" & local wait_pid=$!
+    "$CTL" watch a b --until-settled >"$dir/watch.out" 2>"$dir/watch.err" & local watch_pid=$!
+    "$CTL" run r -- sh -c 'touch "$0.started"; while [ ! -e "$0" ]; do sleep 0.02; done; echo 7' "$dir/gate" \
+        >"$dir/run.out" 2>"$dir/run.err" & local run_pid=$!
+    for _ in $(seq 500); do [ -e "$dir/gate.started" ] && break; sleep 0.02; done
+    "$CTL" resolve a '"before"' || return 1
+    sleep "0.$(( RANDOM % 4 + 1 ))"
+    kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
+    touch "$dir/gate"                     # run's command ends while the daemon is down
+    sleep "0.$(( RANDOM % 5 ))"
+    start_daemon || return 1
+    "$CTL" resolve w '"after"' && "$CTL" resolve b '"after"' || return 1
+    local problems=() code
+    wait "$wait_pid"; code=$?
+    [ "$code" -eq 0 ] && [ "$(cat "$dir/wait.out")" = '"after"' ] || problems+=("wait: status $code, output $(cat "$dir/wait.out" "$dir/wait.err")")
+    wait "$watch_pid"; code=$?
+    local lines; lines=$(grep -c '"method":"settled"' "$dir/watch.out" || true)
+    [ "$code" -eq 0 ] && [ "$lines" -eq 2 ] && grep -q '"id":"a"' "$dir/watch.out" && grep -q '"id":"b"' "$dir/watch.out" \
+        || problems+=("watch: status $code, $lines settled lines: $(cat "$dir/watch.out" "$dir/watch.err")")
+    wait "$run_pid"; code=$?
+    local record; record=$("$CTL" get r --json)
+    [ "$code" -eq 0 ] && echo "$record" | grep -q '"state":"fulfilled"' && echo "$record" | grep -q '"value":7' \
+        || problems+=("run: status $code, record $record, $(cat "$dir/run.err")")
+    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
+    if [ "${#problems[@]}" -gt 0 ]; then
+        printf 'crash-soak: clients cycle %s: %s\n' "$n" "${problems[@]}" >&2
+        return 1
+    fi
+}
+
+if [ "$status" -eq 0 ] && [ "$CLIENT_CYCLES" -gt 0 ]; then
+    for cycle in $(seq "$CLIENT_CYCLES"); do
+        client_cycle "$cycle" || { status=1; break; }
+    done
+    [ "$status" -ne 0 ] || echo "crash-soak: $CLIENT_CYCLES client cycles: wait, watch and run each ended as they should across kill -9"
+fi
 
 if [ "$status" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
     rm -rf "$WORK"

@@ -18,7 +18,8 @@ final class RunLogShipper {
     /// The longest output waits before it is sent.
     static let interval: Duration = .milliseconds(250)
 
-    private let client: PromiseClient
+    /// The session's connection, a new one after a reconnect.
+    private let client: () -> PromiseClient
     private let id: String
     /// The daemon's `maxLogBytes` and `maxLineBytes`, asked at the first output.
     private var limits: (logBytes: Int, lineBytes: Int)?
@@ -28,9 +29,14 @@ final class RunLogShipper {
     /// Set when sending failed: the daemon is gone, and the session says so.
     private var broken = false
 
-    init(client: PromiseClient, id: String) {
+    init(client: @escaping () -> PromiseClient, id: String) {
         self.client = client
         self.id = id
+    }
+
+    /// The session has a new connection: sending may work again.
+    func reconnected() {
+        broken = false
     }
 
     /// Keeps a chunk of the command's output until the next send.
@@ -90,7 +96,7 @@ final class RunLogShipper {
             ]
             if skipped > 0 { params["skipped"] = .int(skipped) }
             do {
-                try client.notify("log", params)
+                try client().notify("log", params)
             } catch {
                 broken = true
                 return
@@ -103,7 +109,7 @@ final class RunLogShipper {
     /// The daemon's limits, asked once; the defaults when it does not say.
     private func askLimits() -> (logBytes: Int, lineBytes: Int) {
         let defaults = DaemonLimits()
-        let info = try? client.call("info")["limits"]
+        let info = try? client().call("info")["limits"]
         let asked = (logBytes: info?["maxLogBytes"]?.intValue ?? defaults.maxLogBytes,
                      lineBytes: info?["maxLineBytes"]?.intValue ?? defaults.maxLineBytes)
         limits = asked

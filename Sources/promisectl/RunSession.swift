@@ -14,9 +14,11 @@ import Glibc
 /// took 64 ms when only the 50 ms poll timeout noticed that, as its pipes
 /// close a moment before it can be reaped.
 final class RunSession {
-    private let client: PromiseClient
-    private let id: String
-    private let command: [String]
+    /// The daemon, reconnected when it goes away (RunSession+Reconnect.swift).
+    let connection: ReconnectingPromiseClient
+    var client: PromiseClient { connection.client }
+    let id: String
+    let command: [String]
     private let grace: Duration
     /// The longest one poll waits, in milliseconds: how late forwarded signals
     /// and the KILL after `grace` can be, and the command's end where there is
@@ -35,9 +37,13 @@ final class RunSession {
     private var captured: [UInt8] = []
     private var capturedOverflow = false
     private var stderrTail: [UInt8] = []
-    private var cancelled = false
+    var cancelled = false
     private var killDeadline: ContinuousClock.Instant?
-    private var daemonGone = false
+    var daemonGone = false
+    /// Set when the outcome could not be given to the daemon (said on
+    /// stderr): no more tries. `run` still exits with the command's status,
+    /// as PROTOCOL-NOTES pins; the promise's lease ends it at the daemon.
+    var outcomeLost = false
     private var askedLimits: JSONValue??
     /// The command's output, sent to the daemon as the step's log.
     private let log: RunLogShipper
@@ -45,31 +51,38 @@ final class RunSession {
     private let pool: String?
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
-         pool: String? = nil) {
-        self.client = client
+         pool: String? = nil, reconnect: ReconnectPolicy = .never) {
+        self.connection = ReconnectingPromiseClient(adopting: client, policy: reconnect)
         self.pool = pool
         self.id = id
         self.command = command
         self.grace = grace
         self.pollMilliseconds = Int32(min(pollTimeout / .milliseconds(1), Double(Int32.max)))
-        log = RunLogShipper(client: client, id: id)
+        let connection = self.connection
+        log = RunLogShipper(client: { connection.client }, id: id)
+        connection.onReconnect = { [unowned self] in
+            log.reconnected()
+            try self.resume(on: $0)
+        }
     }
 
     /// Runs the command to its end and returns its shell status.
     func run() throws -> Int32 {
         // Leased: if promisectl dies without settling, the daemon rejects the promise
-        // instead of leaving it pending forever (only when this run created it).
-        let record = try PromiseClient.Record(
-            client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+        // instead of leaving it pending forever, whether this run created it or not.
+        let record = try connection.withReconnects { client in
+            try PromiseClient.Record(client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+        }
         guard record.state == .pending else {
             Failure.report("\(id) is already \(record.state.rawValue); not running \(command[0])")
             throw ExitCode.alreadySettledOrExists
         }
         // Subscribing before the command starts means a cancel cannot slip in unseen.
-        try client.call("subscribe", ["ids": [.string(id)]])
+        try connection.withReconnects { try resume(on: $0) }
         // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
         let slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
-        // Given back once the command has ended, however it ended (a killed promisectl's connection closes).
+        // Given back once the command has ended, however it ended (a killed promisectl's connection closes,
+        // and with it the slot: a run that reconnected holds none).
         defer { if !daemonGone { slot?.release() } }
 
         var blocked = sigset_t()
@@ -128,6 +141,7 @@ final class RunSession {
                     pump(child.standardError, to: 2, stdout: false) { child.closeStandardError() }
                 }
             }
+            if daemonGone { reconnectIfDue() }
             if !daemonGone { drainNotifications(child) }
             if !daemonGone { log.sendIfDue() }
             forwardPendingSignals(&signals, to: child)
@@ -186,8 +200,7 @@ final class RunSession {
                 killDeadline = .now + grace
             }
         } catch {
-            daemonGone = true
-            Failure.report("lost the daemon while running \(command[0]): \(error)")
+            lostDaemon(error)
         }
     }
 
@@ -246,12 +259,10 @@ final class RunSession {
         return String(decoding: tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Settles the promise; a failure is reported but does not change the exit status.
+    /// Settles the promise, on a new connection if the daemon went away; a
+    /// failure is reported on stderr (the exit status stays the command's).
     private func settle(_ outcome: Outcome) {
-        guard !daemonGone else {
-            Failure.report("could not settle \(id): the daemon is gone")
-            return
-        }
+        guard reconnectToSettle() else { return }
         do {
             switch outcome {
             case .fulfilled(let value):
@@ -265,13 +276,14 @@ final class RunSession {
                         data: ["limit": "maxLineBytes", "value": .int(limit), "exitStatus": 0])))
                     return
                 }
-                try client.call("resolve", ["id": .string(id), "value": value])
+                try settleReconnecting("resolve", ["id": .string(id), "value": value])
             case .rejected(let code, let message, let data):
                 var reason: [String: JSONValue] = ["code": .int(code), "message": .string(message)]
                 if let data { reason["data"] = data }
-                try client.call("reject", ["id": .string(id), "reason": .object(reason)])
+                try settleReconnecting("reject", ["id": .string(id), "reason": .object(reason)])
             }
         } catch {
+            if ReconnectingPromiseClient.isConnectionLoss(error) { outcomeLost = true }
             Failure.report("could not settle \(id): \(error)")
         }
     }

@@ -77,6 +77,7 @@ extension Promised {
                                 handlesSignals: false)
         target.serve(server)
         let retain = retain.milliseconds
+        let leaseGrace = UInt64(clamping: leaseGrace.milliseconds)
         let loaded = stored
         try server.run { context in
             let journal = store.map { store in
@@ -87,6 +88,7 @@ extension Promised {
             let registry = Registry(limits: context.limits, services: context.services,
                                     executor: context.executor, journal: journal, logger: context.logger)
             registry.retain(forMilliseconds: retain)
+            registry.leaseGraceMilliseconds = leaseGrace
             let summary = registry.restore(loaded)
             if let store {
                 context.logger.info("Store loaded", metadata: [

@@ -58,6 +58,11 @@ struct Promised: ParsableCommand {
         valueName: "duration"))
     var retain = RetentionPeriod(milliseconds: 24 * 3_600_000)
 
+    @Option(help: ArgumentHelp(
+        "After a restart, how long a leased pending promise waits for its client to take the lease back (the lease method) before it is rejected: a number with ms, s, m, h or d; 0 rejects at once.",
+        valueName: "duration"))
+    var leaseGrace = RetentionPeriod(milliseconds: 10_000)
+
     @Option(help: "How much to log to stderr.")
     var logLevel: LogLevel = .info
 

@@ -205,7 +205,7 @@ struct DurabilityRestartTests {
         }
     }
 
-    @Test("a pending lease promise is rejected after a restart: its holder is gone")
+    @Test("a pending lease promise is rejected after a restart: its holder is gone (--lease-grace 0)")
     func leaseExpiresAtRestart() throws {
         try E2EDurableDaemon.with { daemon in
             let holder = try daemon.client()
@@ -214,7 +214,7 @@ struct DurabilityRestartTests {
             try holder.call("resolve", ["id": "leased but done", "value": 5])
             try holder.call("then", ["id": "leased", "childId": "leased/child"])
 
-            try daemon.restart()
+            try daemon.restart(extraArguments: ["--lease-grace", "0"])
             holder.close()
             let after = try daemon.client()
             let record = try wait(after, "leased", timeoutMs: 2000)

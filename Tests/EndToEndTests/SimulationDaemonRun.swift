@@ -159,7 +159,9 @@ struct SimulationDaemonRun {
         // The daemon's clock is real: its timers and retention run a little late.
         model.clockSlack = 1_500
         var arguments = ["--max-promises", "\(options.maxPromises)", "--max-value-bytes", "\(options.maxValueBytes)",
-                         "--log-level", "error"]
+                         "--log-level", "error",
+                         // The model expects a restart to end every lease at once, as without a grace.
+                         "--lease-grace", "0"]
         if let retain = options.retainMilliseconds { arguments += ["--retain", "\(retain)ms"] }
         let daemon: E2EDurableDaemon
         do {

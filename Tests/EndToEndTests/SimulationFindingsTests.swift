@@ -18,7 +18,7 @@ struct SimulationFindingsTests {
     @Test("SIGTERM while a connection holding a pending leased promise is open stops the daemon with status 0",
           .enabled(if: included(.leaseOpenAtStop)))
     func stopWithOpenLease() throws {
-        let daemon = try E2EDurableDaemon.started()
+        let daemon = try E2EDurableDaemon.started(extraArguments: ["--lease-grace", "0"])
         defer { daemon.remove() }
         let client = try SimulationSocket(path: daemon.socketPath)
         client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"held","lease":true}}"#.utf8))

@@ -155,6 +155,7 @@ public final class Dispatcher: RPCHandler {
     /// The methods that change promises: refused while the store cannot write.
     static let changingMethods: Set<String> = [
         "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
+        "lease",
         "cancelPrefix",
         "log",
     ]
@@ -189,6 +190,7 @@ public final class Dispatcher: RPCHandler {
         case "forget": .value(try registry.forget(params))
         case "logs": .value(try registry.logs(params, call))
         case "log": .value(try registry.log(params))
+        case "lease": .record(try registry.lease(params, call))
         case "pool.set": .value(try registry.poolSet(params))
         case "pool.acquire": try registry.poolAcquire(params, call).map(Reply.value)
         case "pool.release": .value(try registry.poolRelease(params, call))

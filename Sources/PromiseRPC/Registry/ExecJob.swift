@@ -16,6 +16,9 @@ final class ExecJob {
     /// Set when the command is about to start; stored before it does, so
     /// that a restarted daemon never runs it a second time.
     var started = false
+    /// The process group and start time of the running command, stored so
+    /// that a restart after a crash can stop it (``LeftoverProcessGroup``).
+    var recordedProcess: LeftoverProcessGroup?
     /// What the command's outcome settles, and the child follows, once started.
     var outcome: Promise<JSONValue>?
     /// The child it settles, once `then` has made it: a child settled by

@@ -57,6 +57,7 @@ extension Registry {
         }
         restoreLogs(contents.logs)
         if retainMilliseconds != nil { queueSettledForRetention() }
+        armLeaseGrace()
         // Once every promise is back, so that what these settle finds its children in place.
         for (entry, rejection) in rejections where entry.promise.reject(rejection.at(entry.id)) {
             summary.rejected += 1
@@ -114,7 +115,7 @@ extension Registry {
             // Its command may have done its work, or part of it: it is not run a second time.
             entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                              name: stored.name, restoring: stored)
-            rejection = Self.interruptedCommand(stored.exec ?? [])
+            rejection = stopLeftoverCommand(of: stored)
         case "then":
             if let parentID = stored.parentID, let parent = entries[parentID] {
                 let spec = stored.exec.map { argv in
@@ -143,8 +144,8 @@ extension Registry {
             }
         default:
             entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)
-            if stored.lease {
-                rejection = RemoteRejection(message: "lease expired: the daemon restarted")
+            if stored.lease && leaseGraceMilliseconds == 0 {
+                rejection = restartedLeaseExpired()
             }
         }
         fill(entry, from: stored)

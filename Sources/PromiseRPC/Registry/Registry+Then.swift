@@ -231,7 +231,10 @@ extension Registry {
                 }
             }
             // onExit may already have run, inside launch: then there is nothing to keep.
-            if result.isPending { job.process = process }
+            if result.isPending {
+                job.process = process
+                recordProcess(process, of: job, childID: childID)
+            }
             logger.debug("Process started", metadata: metadata)
         } catch {
             execEnded(holding: slot)

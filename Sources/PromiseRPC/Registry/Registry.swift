@@ -78,6 +78,14 @@ public final class Registry {
     var collectedCount = 0
     /// The steps' output, for `logs` (Registry+Logs.swift).
     let logBook = StepLogBook()
+    /// How long a lease restored at start-up waits for a connection to take
+    /// it back (the `lease` method) before its promise is rejected; 0 rejects
+    /// at once. Set before ``restore(_:)`` (`promised --lease-grace`).
+    public var leaseGraceMilliseconds: UInt64 = 0
+    var leaseGraceTimer: (any ScheduledTimer)?
+    /// Where the process groups of commands left running by a crash are
+    /// looked up and stopped (Registry+LeftoverProcesses); tests use a fake.
+    var leftoverProcesses = LeftoverProcessGroup.System.system
     /// Large values' JSON text, shared by the answers that carry them.
     @exclusivity(unchecked) var valueTexts: ValueTextCache
 

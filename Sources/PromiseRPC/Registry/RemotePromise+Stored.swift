@@ -32,6 +32,7 @@ extension RemotePromise {
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
             lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,
+            execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime,
             pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
             queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil)
     }

@@ -51,6 +51,12 @@ public struct StoredPromise: Sendable, Hashable {
     /// The command of this `then … exec` child was started. A pending child
     /// whose command started is not started again after a restart.
     public var execStarted: Bool
+    /// The pid (and process group) of this child's running command, and its
+    /// start time (field 22 of `/proc/<pid>/stat`): a restart after a crash
+    /// stops that group if the pid still has that start time. Absent in rows
+    /// written before they were recorded.
+    public var execPid: Int32?
+    public var execStartTime: UInt64?
     /// The pool of a `then … exec` child, unless `default` (absent in rows
     /// written before pools: those are `default`).
     public var pool: String?
@@ -65,6 +71,7 @@ public struct StoredPromise: Sendable, Hashable {
         state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
+        execPid: Int32? = nil, execStartTime: UInt64? = nil,
         pool: String? = nil, queueTicket: Int? = nil
     ) {
         self.id = id
@@ -91,6 +98,8 @@ public struct StoredPromise: Sendable, Hashable {
         self.lease = lease
         self.execStarted = execStarted
         self.valueOfParent = valueOfParent
+        self.execPid = execPid
+        self.execStartTime = execStartTime
         self.pool = pool
         self.queueTicket = queueTicket
     }
@@ -132,6 +141,8 @@ extension StoredPromise {
         object.value("deadline", ifPresent: deadline.map { .int(Int($0)) })
         object.value("env", ifPresent: env.map { .object($0.mapValues(JSONValue.string)) })
         object.strings("exec", ifPresent: exec)
+        object.value("execPid", ifPresent: execPid.map { .int(Int($0)) })
+        object.value("execStartTime", ifPresent: execStartTime.map { .int(Int(clamping: $0)) })
         object.flag("execStarted", execStarted)
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
@@ -187,6 +198,8 @@ extension StoredPromise {
             lease: try reader.optional("lease", \.boolValue) ?? false,
             execStarted: try reader.optional("execStarted", \.boolValue) ?? false,
             valueOfParent: try reader.optional("valueOfParent", \.boolValue) ?? false,
+            execPid: try reader.optional("execPid", \.intValue).flatMap { Int32(exactly: $0) },
+            execStartTime: try reader.optional("execStartTime", \.intValue).flatMap { UInt64(exactly: $0) },
             pool: try reader.optional("pool", \.stringValue),
             queueTicket: try reader.optional("queueTicket", \.intValue))
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {

@@ -18,8 +18,10 @@ extension PromiseCtl {
                 Another status rejects ID with code = the status and message = \
                 the end of stderr. If ID is cancelled meanwhile, the whole group gets \
                 TERM, then KILL after --grace seconds. SIGINT, SIGTERM and SIGHUP sent to \
-                promisectl are passed on to the group. If promisectl itself dies, a promise \
-                it created is rejected by the daemon (a lease). Exits with CMD's own status \
+                promisectl are passed on to the group. If promisectl itself dies, ID is \
+                rejected by the daemon (a lease, taken whether or not run created ID). If the \
+                daemon goes away, CMD carries on and run reconnects (--reconnect-timeout) to \
+                settle ID; when it cannot, it says so on stderr. Exits with CMD's own status \
                 (128 + N when signal N ended it). CMD's output is also sent to the daemon \
                 as the step's log: `promisectl logs ID` shows its end.
 
@@ -36,6 +38,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The promise to settle.")
         var id: String
@@ -60,7 +63,7 @@ extension PromiseCtl {
         func run(with client: PromiseClient) throws {
             if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
             let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
-                                     pool: pool)
+                                     pool: pool, reconnect: reconnect.policy)
             let status = try session.run()
             if status != 0 { throw ExitCode(status) }
         }

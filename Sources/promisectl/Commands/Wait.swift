@@ -27,6 +27,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The promise's id.")
         var id: String
@@ -60,8 +61,13 @@ extension PromiseCtl {
             defer { armed?.disarm() }
             let record: PromiseClient.Record
             do {
-                record = try PromiseClient.Record(
-                    progress ? ProgressBar.wait(for: id, params: params, client: client) : client.call("wait", params, timeout: nil))
+                if progress {
+                    record = try PromiseClient.Record(ProgressBar.wait(for: id, params: params, client: client))
+                } else {
+                    // Asks again, on a new connection, when the daemon restarts meanwhile.
+                    let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
+                    record = try reconnect.reconnecting(client).wait(for: id, timeout: limit)
+                }
                 armed?.disarm()
             } catch let error as RPCError where error.code == .waitTimedOut {
                 Failure.report("timed out waiting for \(id)")

@@ -26,6 +26,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The promises to watch.")
         var ids: [String] = []
@@ -45,19 +46,14 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
-            try client.call("subscribe", ["ids": .array(ids.map { .string($0) })])
-            var unsettled = Set(ids)
+            // Subscribes again after a restart of the daemon: each settlement is printed once.
+            let subscription = try reconnect.reconnecting(client).subscribe(ids)
             let forPeople = human || (!json && Terminal.standardOutputIsTerminal)
-            while !(untilSettled && unsettled.isEmpty) {
-                guard let notification = try client.nextNotification(timeout: nil) else { continue }
+            while !(untilSettled && subscription.allSettled) {
+                guard let notification = try subscription.next(timeout: nil) else { continue }
                 Output.line(forPeople
                     ? EventLine.text(for: notification, now: Terminal.nowMilliseconds())
                     : Output.json(notification.json))
-                if notification.method == "settled", let id = notification.params["id"]?.stringValue,
-                    notification.params["state"]?.stringValue != "pending"
-                {
-                    unsettled.remove(id)
-                }
             }
         }
     }

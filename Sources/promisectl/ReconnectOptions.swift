@@ -1,0 +1,36 @@
+import ArgumentParser
+import PromiseRPC
+
+/// How long `wait`, `watch` and `run` keep trying to get the daemon back
+/// when it goes away while they are attached (docs/DURABILITY.md,
+/// "Clients that reconnect").
+struct ReconnectOptions: ParsableArguments {
+    @Option(
+        name: .customLong("reconnect-timeout"),
+        help: ArgumentHelp(
+            "When the daemon goes away, keep reconnecting for this many seconds (0: do not reconnect), then exit 69.",
+            valueName: "sec"))
+    var seconds: Double = Double(ReconnectPolicy.defaultGiveUpAfter.components.seconds)
+
+    func validate() throws {
+        if !(seconds >= 0) || !seconds.isFinite {
+            throw ValidationError("--reconnect-timeout must be a number of seconds, 0 or more")
+        }
+    }
+
+    var policy: ReconnectPolicy {
+        ReconnectPolicy(giveUpAfter: .milliseconds(Int64((seconds * 1000).rounded())))
+    }
+
+    /// `client`, reconnecting as these options say; each lost connection is said on stderr.
+    func reconnecting(_ client: PromiseClient) -> ReconnectingPromiseClient {
+        let reconnecting = ReconnectingPromiseClient(adopting: client, policy: policy)
+        let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+        if policy.reconnects {
+            reconnecting.onDisconnect = { _ in
+                Failure.report("lost the daemon; reconnecting (for up to \(shown) s)")
+            }
+        }
+        return reconnecting
+    }
+}
