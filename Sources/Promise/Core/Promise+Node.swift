@@ -71,12 +71,14 @@ extension Promise: _PromiseNode {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         var withdrawn: _Callback?
         var keepsHandler = false
+        var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             guard state.isPending else { return nil }
             if state.uncancelledChildren > 0 {
                 state.uncancelledChildren -= 1
                 if state.uncancelledChildren == 0 {
                     keepsHandler = state.keepsHandlerWhenCancelled
+                    handsOut = !state.callbacks.isEmpty
                     return state.settle(cancellation)
                 }
             }
@@ -88,6 +90,7 @@ extension Promise: _PromiseNode {
         guard let settlement else { return nil }
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
+        if handsOut { _runLateCallbacks(cancellation, &work) }
         return parent.map { _UpwardStep(parent: $0, child: keepsHandler ? nil : self) }
     }
 

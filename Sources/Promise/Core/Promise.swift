@@ -59,16 +59,18 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     public init() {
         _unsafeState = _PromiseState()
-        serialNumber = _SerialNumbers.next()
+        let counter = _SerialNumbers.next()
+        serialNumber = counter & ~_SerialNumbers.leakCheckBit
         generation = 0
         _parentSerial = 0
+        if counter & _SerialNumbers.leakCheckBit != 0 { _startLeakCheck() }
     }
 
     /// Creates a promise already fulfilled with `value`.
     @inlinable
     public init(value: Value) {
         _unsafeState = _PromiseState(settled: .fulfilled(value), fulfilled: true)
-        serialNumber = _SerialNumbers.next()
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.leakCheckBit
         generation = 0
         _parentSerial = 0
     }
@@ -77,7 +79,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     public init(error: any Error) {
         _unsafeState = _PromiseState(settled: .rejected(error), fulfilled: false)
-        serialNumber = _SerialNumbers.next()
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.leakCheckBit
         generation = 0
         _parentSerial = 0
     }
@@ -86,9 +88,18 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     init<Parent>(following parent: Promise<Parent>) {
         _unsafeState = _PromiseState(parent: parent)
-        serialNumber = _SerialNumbers.next()
+        let counter = _SerialNumbers.next()
+        serialNumber = counter & ~_SerialNumbers.leakCheckBit
         generation = parent.generation + 1
         _parentSerial = parent.serialNumber
+        if counter & _SerialNumbers.leakCheckBit != 0 { _startLeakCheck() }
+    }
+
+    /// Tells the leak report when a watched promise is freed (see
+    /// ``PromiseLeakReport``). Unwatched promises, all of them while the
+    /// report is off, pay a test of a flag already in the cache.
+    deinit {
+        if _unsafeState.isLeakChecked { _endLeakCheck() }
     }
 }
 
@@ -140,10 +151,12 @@ extension Promise {
             return false
         }
         _unsafeState.record(result)
+        let handsOut = !_unsafeState.callbacks.isEmpty
         let settlement = _unsafeState.takeSettlement()
         _lock.unlock()
         var work = _Worklist()
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
         work.drain()
         return true
     }
@@ -174,10 +187,12 @@ extension Promise {
             work.push(self)
             return true
         }
+        let handsOut = !_unsafeState.callbacks.isEmpty
         let settlement = _unsafeState.takeSettlement()
         _lock.unlock()
         work.depth += 1
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
         work.depth -= 1
         return true
     }
@@ -186,15 +201,43 @@ extension Promise {
     func _runPendingCallbacks(_ work: inout _Worklist) {
         var outcome = _Outcome.pending
         var cancelled = false
+        var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             guard state.callbacksPending else { return nil }
-            state.callbacksPending = false
             outcome = state.outcome
             cancelled = state.settledByCancel
+            handsOut = !state.callbacks.isEmpty
             return state.takeSettlement()
         }
         guard let settlement, let result = outcome.result(as: Value.self) else { return }
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
+    }
+
+    /// Runs the handlers registered while this promise's handlers were being
+    /// handed out (`callbacksPending`), in registration order, until none is
+    /// left; then lets later registrations run at once.
+    ///
+    /// Without this, a handler registered on another thread between the
+    /// settle's unlock and the end of its run found the promise settled and
+    /// went to its executor at once, ahead of earlier handlers still being
+    /// handed out: on a serial executor the later one ran first. Costs one
+    /// uncontended lock per settle that had handlers.
+    @inlinable
+    func _runLateCallbacks(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
+        while true {
+            _lock.lock()
+            guard !_unsafeState.callbacks.isEmpty else {
+                _unsafeState.callbacksPending = false
+                _lock.unlock()
+                return
+            }
+            let late = _unsafeState.callbacks.take()
+            _lock.unlock()
+            // Registered after settling: they see the result, never a
+            // cancellation from above (as when registered later still).
+            withUnsafePointer(to: result) { late.run(UnsafeRawPointer($0), false, &work) }
+        }
     }
 
     /// Registers `callback`, or runs it at once when the promise has settled.

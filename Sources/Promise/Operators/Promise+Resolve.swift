@@ -54,39 +54,69 @@ extension Promise {
     @inlinable
     @discardableResult
     func _adopt(_ other: Promise<Value>, _ work: inout _Worklist) -> Bool {
-        guard _withState({ $0.isPending && !$0.isLockedIn }) else { return false }
-        if other._waits(on: self) {
+        switch _link(to: other) {
+        case .refused:
+            return false
+        case .cycle:
+            // Locked in by `_link`, so that nothing but a cancel settles it
+            // before this rejection does.
             return _settle(.failure(PromiseError.cycle), &work)
-        }
-        // Counted as a consumer of `other` before being recorded as following
-        // it: a cancel of this promise in between goes up to `other` and must
-        // find itself counted, or it takes the count of another consumer and
-        // cancels `other` under it.
-        let counted = other._withState { state -> Bool in
-            guard state.isPending else { return false }
-            state.uncancelledChildren += 1
+        case .linked:
+            other._register(other._adoptCallback(adopter: self), isChild: false, &work)
             return true
         }
+    }
+
+    /// Checks for a cycle and, if there is none, makes this promise follow
+    /// `other`: both in one step under `_AdoptionLock`, so that two
+    /// adoptions closing a cycle between them (`a.resolve(b)` racing
+    /// `b.resolve(a)`) cannot both pass the check; one of them finds the
+    /// other's link.
+    @usableFromInline
+    func _link(to other: Promise<Value>) -> _LinkOutcome {
         var replaced = _NodeReference(nil)
-        let linked = _withState { state -> Bool in
-            guard state.isPending, !state.isLockedIn else { return false }
-            replaced = state.parent.take()
-            state.parent = _NodeReference(other)
-            state.isLockedIn = true
-            return true
+        let outcome = _AdoptionLock.withLock { () -> _LinkOutcome in
+            guard _withState({ $0.isPending && !$0.isLockedIn }) else { return .refused }
+            if other._waits(on: self) {
+                let lockedIn = _withState { state -> Bool in
+                    guard state.isPending, !state.isLockedIn else { return false }
+                    state.isLockedIn = true
+                    return true
+                }
+                return lockedIn ? .cycle : .refused
+            }
+            // Counted as a consumer of `other` before being recorded as
+            // following it: a cancel of this promise in between goes up to
+            // `other` and must find itself counted, or it takes the count of
+            // another consumer and cancels `other` under it.
+            let counted = other._withState { state -> Bool in
+                guard state.isPending else { return false }
+                state.uncancelledChildren += 1
+                return true
+            }
+            let linked = _withState { state -> Bool in
+                guard state.isPending, !state.isLockedIn else { return false }
+                replaced = state.parent.take()
+                state.parent = _NodeReference(other)
+                state.isLockedIn = true
+                return true
+            }
+            guard linked else {
+                // Never a consumer after all (cancelled meanwhile): uncounted
+                // without cancelling.
+                if counted {
+                    other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } }
+                }
+                return .refused
+            }
+            return .linked
         }
         // The promise followed until now (a `then` parent) is released here,
         // after unlocking: this may be its last reference, and its deinit
         // releases user values and closures whose own deinit may touch this
         // promise, which would spin for ever on its own lock.
         withExtendedLifetime(replaced) {}
-        guard linked else {
-            // Never a consumer after all: uncounted without cancelling.
-            if counted { other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } } }
-            return false
-        }
-        other._register(other._adoptCallback(adopter: self), isChild: false, &work)
-        return true
+        return outcome
     }
 
     /// True when this promise is `target` or waits on it through a chain of
