@@ -100,10 +100,10 @@ extension Promise: _PromiseNode {
     }
 
     @usableFromInline
-    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) {
+    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool, inputs: (any _CombinedInputs)?) {
         _withState { state in
-            guard state.isPending else { return (nil, false) }
-            return (state.cycleHint ?? state.parent.node, state.isLockedIn)
+            guard state.isPending else { return (nil, false, nil) }
+            return (state.cycleHint ?? state.parent.node, state.isLockedIn, state.extras?.combinedInputs)
         }
     }
 

@@ -167,6 +167,7 @@ struct _PromiseState: Sendable {
         var settlement = _Settlement(callbacks: callbacks.take(), parent: parent.take())
         guard let extras else { return settlement }
         extras.cycleHint = nil
+        extras.combinedInputs = nil
         let observers = extras.progressObservers
         extras.progressObservers = []
         if isFulfilled, extras.progress < 1 {
@@ -190,6 +191,10 @@ final class _StateExtras: @unchecked Sendable {  // Read and written only under 
     /// past ancestors that are all locked in too (so none of them can be
     /// the promise being resolved). Keeps long adoption chains linear.
     @usableFromInline var cycleHint: (any _PromiseNode)?
+    /// For a combinator's output while pending: its inputs, which the
+    /// cycle check walks up through too (a promise resolved with
+    /// `Promise.all([itself])` would otherwise wait on itself for ever).
+    @usableFromInline var combinedInputs: (any _CombinedInputs)?
     /// Children still pending after this promise settled — a handler queued
     /// on its executor, or a child adopting the promise its handler returned
     /// — for ``Promise/cancel()`` of this settled promise to forward to

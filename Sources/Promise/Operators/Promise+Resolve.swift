@@ -128,24 +128,44 @@ extension Promise {
     /// instead of walking the whole chain on every `resolve`. Only locked-in
     /// promises are jumped over, and those cannot be `target`, which is
     /// always a promise not yet resolved with another.
+    ///
+    /// A combinator's output (`all`, `allSettled`, `race`, `any` and their
+    /// variants) waits on each of its pending inputs: the walk goes up
+    /// through every one of them, each input once. So resolving `a` with
+    /// `Promise.all([a, b])`, or with a chain from it, is a cycle, even
+    /// where another input could still settle the output (`race([a, b])`):
+    /// what `a` would wait on depends on `a` itself.
     @usableFromInline
     func _waits(on target: AnyObject) -> Bool {
         var node: any _PromiseNode = self
         var lockedRun: [any _PromiseNode] = []
+        // Combinator inputs still to walk up from; empty (unallocated) on
+        // chains without combinators.
+        var branches: [any _PromiseNode] = []
+        var seen: Set<ObjectIdentifier> = []
         while true {
             if node === target { return true }
-            let (next, lockedIn) = node._cycleStep
+            let (next, lockedIn, inputs) = node._cycleStep
             if lockedIn {
                 lockedRun.append(node)
             } else {
                 Self._compress(lockedRun, to: node)
                 lockedRun.removeAll()
             }
-            guard let next else { break }
-            node = next
+            if let inputs {
+                for input in inputs._cycleInputs where seen.insert(ObjectIdentifier(input)).inserted {
+                    branches.append(input)
+                }
+            }
+            if let next {
+                node = next
+                continue
+            }
+            Self._compress(lockedRun, to: node)
+            lockedRun.removeAll()
+            guard let branch = branches.popLast() else { return false }
+            node = branch
         }
-        Self._compress(lockedRun, to: node)
-        return false
     }
 
     static func _compress(_ run: [any _PromiseNode], to ancestor: any _PromiseNode) {
