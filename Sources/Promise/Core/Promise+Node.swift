@@ -78,8 +78,9 @@ extension Promise: _PromiseNode {
                 state.uncancelledChildren -= 1
                 if state.uncancelledChildren == 0 {
                     keepsHandler = state.keepsHandlerWhenCancelled
-                    handsOut = !state.callbacks.isEmpty
-                    return state.settle(cancellation)
+                    let settlement = state.settle(cancellation)
+                    handsOut = state.callbacksPending
+                    return settlement
                 }
             }
             if let child { withdrawn = state.callbacks.remove(following: child) }

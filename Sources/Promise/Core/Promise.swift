@@ -151,8 +151,8 @@ extension Promise {
             return false
         }
         _unsafeState.record(result)
-        let handsOut = !_unsafeState.callbacks.isEmpty
         let settlement = _unsafeState.takeSettlement()
+        let handsOut = _unsafeState.callbacksPending
         _lock.unlock()
         var work = _Worklist()
         settlement.run(result, cancelled: cancelled, &work)
@@ -187,8 +187,8 @@ extension Promise {
             work.push(self)
             return true
         }
-        let handsOut = !_unsafeState.callbacks.isEmpty
         let settlement = _unsafeState.takeSettlement()
+        let handsOut = _unsafeState.callbacksPending
         _lock.unlock()
         work.depth += 1
         settlement.run(result, cancelled: cancelled, &work)
@@ -206,8 +206,9 @@ extension Promise {
             guard state.callbacksPending else { return nil }
             outcome = state.outcome
             cancelled = state.settledByCancel
-            handsOut = !state.callbacks.isEmpty
-            return state.takeSettlement()
+            let settlement = state.takeSettlement()
+            handsOut = state.callbacksPending
+            return settlement
         }
         guard let settlement, let result = outcome.result(as: Value.self) else { return }
         settlement.run(result, cancelled: cancelled, &work)
@@ -225,6 +226,19 @@ extension Promise {
     /// uncontended lock per settle that had handlers.
     @inlinable
     func _runLateCallbacks(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
+        _lock.lock()
+        guard !_unsafeState.callbacks.isEmpty else {
+            _unsafeState.callbacksPending = false
+            _lock.unlock()
+            return
+        }
+        _lock.unlock()
+        _runLateCallbacksInLoop(result, &work)
+    }
+
+    /// The rare part of `_runLateCallbacks`, out of line.
+    @usableFromInline
+    func _runLateCallbacksInLoop(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
         while true {
             _lock.lock()
             guard !_unsafeState.callbacks.isEmpty else {

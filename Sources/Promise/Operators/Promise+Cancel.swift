@@ -43,8 +43,9 @@ extension Promise {
         var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             keepsHandler = state.keepsHandlerWhenCancelled
-            handsOut = state.isPending && !state.callbacks.isEmpty
-            return state.settle(cancellation)
+            let settlement = state.settle(cancellation)
+            handsOut = settlement != nil && state.callbacksPending
+            return settlement
         }
         guard let settlement else { return (false, _childrenInFlight()) }
         var work = _Worklist()
