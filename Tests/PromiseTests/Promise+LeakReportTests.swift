@@ -118,7 +118,7 @@ struct PromiseLeakReportTests {
         #expect(!after.contains(rootSerial) && !after.contains(childSerial))
     }
 
-    @Test("promises made while the report is off are not watched, and serial numbers stay consecutive when it is on")
+    @Test("only pending promises made while the report is on are listed, and serial numbers stay consecutive when it is on")
     func onlyPromisesMadeWhileOnAreWatched() {
         // Arrange.
         #expect(!PromiseLeakReport.isEnabled)
@@ -128,18 +128,23 @@ struct PromiseLeakReportTests {
         let leaks = Recorder<PromiseLeakReport.LeakedPromise>()
 
         // Act.
-        let (first, second, listed) = withLeakReport(recordingInto: leaks) { () -> (UInt64, UInt64, [UInt64]) in
+        let (first, second, settled, listed) = withLeakReport(recordingInto: leaks) {
+            () -> (UInt64, UInt64, UInt64, [UInt64]) in
             #expect(PromiseLeakReport.isEnabled)
             let first = Promise<Int>()
             let second = Promise<Int>()
+            let settled = Promise<Int>()
+            settled.fulfill(3)
             defer { first.fulfill(1); second.fulfill(2) }
-            return (first.serialNumber, second.serialNumber, PromiseLeakReport.pendingPromises().map(\.serialNumber))
+            let listed = PromiseLeakReport.pendingPromises().map(\.serialNumber)
+            return withExtendedLifetime(settled) { (first.serialNumber, second.serialNumber, settled.serialNumber, listed) }
         }
 
         // Assert.
         #expect(!PromiseLeakReport.isEnabled)
         #expect(!listed.contains(unwatched.serialNumber) && !listed.contains(unwatchedChild.serialNumber))
         #expect(listed.contains(first) && listed.contains(second))
+        #expect(!listed.contains(settled), "a watched promise alive but settled is not listed")
         #expect(second == first + 1)
         #expect(first < 1 << 63)
     }

@@ -13,21 +13,26 @@ extension Promise: _LeakWatched {
     @usableFromInline
     func _endLeakCheck() {
         let made = _LeakRegistry.forget(serialNumber: serialNumber)
-        // No lock: a promise being freed is nobody else's any more.
-        guard _unsafeState.isPending, !_unsafeState.callbacks.isEmpty else { return }
-        let handlerCount = 1 + (_unsafeState.callbacks.rest.array?.count ?? 0)
-        var lines = [_summary]
-        var node = _unsafeState.parent.node
-        var seen: Set<ObjectIdentifier> = []
-        while let parent = node, seen.insert(ObjectIdentifier(parent)).inserted {
-            lines.append("  ← " + parent._summary)
-            node = parent._upstream
+        // Read under the lock although nobody else holds this promise any
+        // more: the lock is what orders the last writes before this read.
+        let (leaked, handlerCount, name, parent) = _withState { state in
+            (state.isPending && !state.callbacks.isEmpty,
+             state.callbacks.isEmpty ? 0 : 1 + (state.callbacks.rest.array?.count ?? 0),
+             state.name, state.parent.node)
         }
-        if _unsafeState.parent.node == nil, _parentSerial != 0 {
+        guard leaked else { return }
+        var lines = [_summary]
+        var node = parent
+        var seen: Set<ObjectIdentifier> = []
+        while let next = node, seen.insert(ObjectIdentifier(next)).inserted {
+            lines.append("  ← " + next._summary)
+            node = next._upstream
+        }
+        if parent == nil, _parentSerial != 0 {
             lines.append("  ← #\(_parentSerial) (released)")
         }
         let leak = PromiseLeakReport.LeakedPromise(
-            serialNumber: serialNumber, name: _unsafeState.name, typeName: _typeName,
+            serialNumber: serialNumber, name: name, typeName: _typeName,
             handlerCount: handlerCount, age: made.map { ContinuousClock.now - $0 } ?? .zero,
             chain: lines.joined(separator: "\n"))
         PromiseLeakReport.handler(leak)
