@@ -325,7 +325,7 @@ final class RoundBarrier: Sendable {
         var spins = 0
         while arrived.load(ordering: .acquiring) < parties * (round + 1) {
             spins += 1
-            if spins > 1_000 { sched_yield() }
+            if spins > 100_000 { sched_yield() }
         }
     }
 }

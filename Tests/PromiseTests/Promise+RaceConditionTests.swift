@@ -92,7 +92,7 @@ struct PromiseRaceConditionTests {
     @Test("a.resolve(b) racing b.resolve(a): one of them finds the cycle and both end rejected with PromiseError.cycle")
     func crossResolveRaceRejectsWithCycle() async {
         // Arrange.
-        let rounds = 5_000
+        let rounds = 20_000
         let firsts = (0..<rounds).map { _ in Promise<Int>() }
         let seconds = (0..<rounds).map { _ in Promise<Int>() }
         let barrier = RoundBarrier(parties: 2)
