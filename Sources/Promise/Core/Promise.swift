@@ -5,7 +5,10 @@
 /// everyone else chains handlers onto it. Every handler runs exactly once,
 /// whether it was registered before or after the promise settled, on the
 /// ``Executor`` it names (``DefaultExecutor`` unless told otherwise) —
-/// *regardless* of which thread settles the promise.
+/// *regardless* of which thread settles the promise. Handlers registered on
+/// one serial executor run in registration order, also when one is
+/// registered while another thread's `fulfill` is still handing out the
+/// earlier ones (that thread then hands out the late one after them).
 ///
 /// ```swift
 /// let download = Promise<Data>()

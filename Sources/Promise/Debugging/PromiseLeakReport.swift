@@ -43,9 +43,9 @@ import Darwin
 /// variable `PROMISE_LEAK_REPORT=1` turns it on from the start of the
 /// process.
 ///
-/// Off, it costs nothing measurable: a promise learns whether it is on from
-/// the atomic add that gives it its serial number, and its deinit tests one
-/// flag. On, each pending promise costs an entry in a process-wide table
+/// Off, it costs next to nothing: a promise learns whether it is on from
+/// the atomic add that gives it its serial number (a mask and a branch, no
+/// load of its own), and its deinit tests one flag. On, each pending promise costs an entry in a process-wide table
 /// (a lock, a weak reference, a clock read) until it is freed: keep it for
 /// debugging and tests.
 public enum PromiseLeakReport {

@@ -5,8 +5,15 @@ extension Promise {
     /// This promise becomes a child of `other`: cancelling `other` cancels
     /// it, and cancelling it (when it is `other`'s only child) cancels
     /// `other`. Resolving a promise with itself, or with a promise that waits
-    /// on it through any chain of `then`s and adoptions, rejects it with
-    /// ``PromiseError/cycle`` instead of leaving both pending forever.
+    /// on it through any chain of `then`s, adoptions and combinators
+    /// (`all`, `allSettled`, `race`, `any` and their variants, whose output
+    /// waits on every input), rejects it with ``PromiseError/cycle`` instead
+    /// of leaving both pending forever — also when the links of the cycle
+    /// are made on several threads at once (`a.resolve(b)` racing
+    /// `b.resolve(a)`: one of them is rejected, and the other follows it).
+    /// A combinator over this promise counts even when another of its
+    /// inputs could still settle it (`race([self, other])`). Not followed:
+    /// the promises `forEach`, `iterate` and `retry` make from their steps.
     ///
     /// ```swift
     /// let cached = Promise<Image>()
