@@ -97,7 +97,7 @@ public enum PromiseLeakReport {
         _LeakRegistry.pendingPromises(olderThan: age)
     }
 
-    static let _handler = Mutex<@Sendable (LeakedPromise) -> Void>(writeToStandardError)
+    static let _handler = _LockedByNSLock<@Sendable (LeakedPromise) -> Void>(writeToStandardError)
 
     /// The default ``handler``.
     @Sendable
