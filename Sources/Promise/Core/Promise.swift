@@ -63,17 +63,17 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     public init() {
         _unsafeState = _PromiseState()
         let counter = _SerialNumbers.next()
-        serialNumber = counter & ~_SerialNumbers.leakCheckBit
+        serialNumber = counter & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
-        if counter & _SerialNumbers.leakCheckBit != 0 { _startLeakCheck() }
+        if counter & _SerialNumbers.flagBits != 0, _SerialNumbers.leakCheckApplies(counter) { _startLeakCheck() }
     }
 
     /// Creates a promise already fulfilled with `value`.
     @inlinable
     public init(value: Value) {
         _unsafeState = _PromiseState(settled: .fulfilled(value), fulfilled: true)
-        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.leakCheckBit
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
     }
@@ -82,7 +82,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     public init(error: any Error) {
         _unsafeState = _PromiseState(settled: .rejected(error), fulfilled: false)
-        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.leakCheckBit
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
     }
@@ -92,10 +92,10 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     init<Parent>(following parent: Promise<Parent>) {
         _unsafeState = _PromiseState(parent: parent)
         let counter = _SerialNumbers.next()
-        serialNumber = counter & ~_SerialNumbers.leakCheckBit
+        serialNumber = counter & ~_SerialNumbers.flagBits
         generation = parent.generation + 1
         _parentSerial = parent.serialNumber
-        if counter & _SerialNumbers.leakCheckBit != 0 { _startLeakCheck() }
+        if counter & _SerialNumbers.flagBits != 0, _SerialNumbers.leakCheckApplies(counter) { _startLeakCheck() }
     }
 
     /// Tells the leak report when a watched promise is freed (see

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -55,14 +53,8 @@ public enum PromiseLeakReport {
     /// PromiseLeakReport.isEnabled = true
     /// ```
     public static var isEnabled: Bool {
-        get { _SerialNumbers.counter.load(ordering: .relaxed) & _SerialNumbers.leakCheckBit != 0 }
-        set {
-            if newValue {
-                _SerialNumbers.counter.bitwiseOr(_SerialNumbers.leakCheckBit, ordering: .relaxed)
-            } else {
-                _SerialNumbers.counter.bitwiseAnd(~_SerialNumbers.leakCheckBit, ordering: .relaxed)
-            }
-        }
+        get { _SerialNumbers.isLeakCheckOn }
+        set { _SerialNumbers.setLeakCheck(newValue) }
     }
 
     /// Called with each watched promise freed while pending with handlers
