@@ -27,6 +27,61 @@ struct PromiseResolveTests {
         #expect(await child.fulfilledValue() == 7)
     }
 
+    @Test("resolving a promise with Promise.all over itself rejects it, and the all, with PromiseError.cycle")
+    func resolveWithAllOverItselfIsACycle() async {
+        // Arrange.
+        let promise = Promise<[Int]>()
+        let joined = Promise<Int>.all([promise.then(on: .inline) { $0.count }])
+
+        // Act.
+        let accepted = promise.resolve(joined.then(on: .inline) { [$0.count] })
+
+        // Assert.
+        #expect(accepted)
+        #expect(await promise.rejectionError(within: .seconds(5)) as? PromiseError == .cycle)
+        #expect(await joined.rejectionError(within: .seconds(5)) as? PromiseError == .cycle)
+    }
+
+    @Test("resolving a promise with Promise.all([a]) directly is a cycle")
+    func resolveWithAllOfItselfIsACycle() async {
+        let a = Promise<[Int]>()
+        let all = Promise<[Int]>.all([a])
+        a.resolve(all.then(on: .inline) { $0.flatMap { $0 } })
+        #expect(await a.rejectionError(within: .seconds(5)) as? PromiseError == .cycle)
+    }
+
+    @Test("resolving a promise with a race it takes part in is a cycle, even though another input could settle the race")
+    func resolveWithRaceOverItselfIsACycle() async {
+        // Arrange.
+        let promise = Promise<Int>()
+        let other = Promise<Int>()
+        let raced = Promise<Int>.race([other, promise.then(on: .inline) { $0 }])
+
+        // Act.
+        promise.resolve(raced)
+
+        // Assert.
+        #expect(await promise.rejectionError(within: .seconds(5)) as? PromiseError == .cycle)
+        other.fulfill(1)
+    }
+
+    @Test("resolving with a combinator over other promises is plain adoption")
+    func resolveWithUnrelatedCombinatorAdopts() async {
+        // Arrange.
+        let promise = Promise<[Int]>()
+        let first = Promise<Int>()
+        let second = Promise<Int>()
+
+        // Act.
+        let accepted = promise.resolve(Promise.all([first, second.then(on: .inline) { $0 * 10 }]))
+        first.fulfill(1)
+        second.fulfill(2)
+
+        // Assert.
+        #expect(accepted)
+        #expect(await promise.fulfilledValue(within: .seconds(5)) == [1, 20])
+    }
+
     private static func childOfDroppedParent(touching box: LockedBox<Promise<Int>?>, _ touched: Counter) -> Promise<Int> {
         let parent = Promise<Int>()
         let toucher = TouchesOnDeinit(box, touched)

@@ -37,19 +37,24 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline let state: _Locked<State>
     @usableFromInline let output: Promise<Output>
     @usableFromInline let decide: Decide
+    /// For the cycle check (see `_CombinedInputs`).
+    @usableFromInline let inputs: [Promise<Input>]
 
     @inlinable
-    init(count: Int, output: Promise<Output>, decide: @escaping Decide) {
-        state = _Locked(State(count: count))
+    init(inputs: [Promise<Input>], output: Promise<Output>, decide: @escaping Decide) {
+        state = _Locked(State(count: inputs.count))
         self.output = output
         self.decide = decide
+        self.inputs = inputs
     }
 
     /// Watches `inputs`; returns the output promise.
     @inlinable
     static func combine(_ inputs: [Promise<Input>], decide: @escaping Decide) -> Promise<Output> {
         let output = Promise<Output>()
-        let gather = _Gather(count: inputs.count, output: output, decide: decide)
+        let gather = _Gather(inputs: inputs, output: output, decide: decide)
+        // Recorded for the cycle check until the output settles.
+        output._withState { $0.writableExtras.combinedInputs = gather }
         // When the output is cancelled, each input loses a consumer (and is
         // cancelled if that was its last).
         // Its handlers, registered with the gather as their key, are
@@ -97,3 +102,10 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     }
 }
 
+
+extension _Gather: _CombinedInputs {
+    @usableFromInline
+    var _cycleInputs: [any _PromiseNode] {
+        inputs.map { $0 }
+    }
+}

@@ -232,6 +232,13 @@ struct _Worklist {
     }
 }
 
+/// The inputs of a combinator, for the cycle check.
+@usableFromInline
+protocol _CombinedInputs: AnyObject, Sendable {
+    /// The inputs, as promises of any value type.
+    var _cycleInputs: [any _PromiseNode] { get }
+}
+
 /// A promise of any value type, as its relatives see it.
 @usableFromInline
 protocol _PromiseNode: AnyObject, Sendable {
@@ -246,8 +253,9 @@ protocol _PromiseNode: AnyObject, Sendable {
     /// The promise this one waits on, while pending.
     var _upstream: (any _PromiseNode)? { get }
     /// The next promise for the cycle check (`_upstream`, or further up
-    /// through `cycleHint`), and whether this one is locked in.
-    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) { get }
+    /// through `cycleHint`), whether this one is locked in, and, for a
+    /// pending combinator output, its inputs.
+    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool, inputs: (any _CombinedInputs)?) { get }
     /// Cancels this promise as ``Promise/cancel()`` does, or, if it has
     /// already settled, returns its children in flight to forward to.
     func _cancelOrForward() -> [any _PromiseNode]

@@ -71,13 +71,16 @@ extension Promise: _PromiseNode {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         var withdrawn: _Callback?
         var keepsHandler = false
+        var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             guard state.isPending else { return nil }
             if state.uncancelledChildren > 0 {
                 state.uncancelledChildren -= 1
                 if state.uncancelledChildren == 0 {
                     keepsHandler = state.keepsHandlerWhenCancelled
-                    return state.settle(cancellation)
+                    let settlement = state.settle(cancellation)
+                    handsOut = state.callbacksPending
+                    return settlement
                 }
             }
             if let child { withdrawn = state.callbacks.remove(following: child) }
@@ -88,6 +91,7 @@ extension Promise: _PromiseNode {
         guard let settlement else { return nil }
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
+        if handsOut { _runLateCallbacks(cancellation, &work) }
         return parent.map { _UpwardStep(parent: $0, child: keepsHandler ? nil : self) }
     }
 
@@ -97,10 +101,10 @@ extension Promise: _PromiseNode {
     }
 
     @usableFromInline
-    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool) {
+    var _cycleStep: (next: (any _PromiseNode)?, lockedIn: Bool, inputs: (any _CombinedInputs)?) {
         _withState { state in
-            guard state.isPending else { return (nil, false) }
-            return (state.cycleHint ?? state.parent.node, state.isLockedIn)
+            guard state.isPending else { return (nil, false, nil) }
+            return (state.cycleHint ?? state.parent.node, state.isLockedIn, state.extras?.combinedInputs)
         }
     }
 

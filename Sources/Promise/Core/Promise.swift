@@ -5,7 +5,10 @@
 /// everyone else chains handlers onto it. Every handler runs exactly once,
 /// whether it was registered before or after the promise settled, on the
 /// ``Executor`` it names (``DefaultExecutor`` unless told otherwise) —
-/// *regardless* of which thread settles the promise.
+/// *regardless* of which thread settles the promise. Handlers registered on
+/// one serial executor run in registration order, also when one is
+/// registered while another thread's `fulfill` is still handing out the
+/// earlier ones (that thread then hands out the late one after them).
 ///
 /// ```swift
 /// let download = Promise<Data>()
@@ -59,16 +62,18 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     public init() {
         _unsafeState = _PromiseState()
-        serialNumber = _SerialNumbers.next()
+        let counter = _SerialNumbers.next()
+        serialNumber = counter & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
+        if counter & _SerialNumbers.flagBits != 0, _SerialNumbers.leakCheckApplies(counter) { _startLeakCheck() }
     }
 
     /// Creates a promise already fulfilled with `value`.
     @inlinable
     public init(value: Value) {
         _unsafeState = _PromiseState(settled: .fulfilled(value), fulfilled: true)
-        serialNumber = _SerialNumbers.next()
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
     }
@@ -77,7 +82,7 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     public init(error: any Error) {
         _unsafeState = _PromiseState(settled: .rejected(error), fulfilled: false)
-        serialNumber = _SerialNumbers.next()
+        serialNumber = _SerialNumbers.next() & ~_SerialNumbers.flagBits
         generation = 0
         _parentSerial = 0
     }
@@ -86,9 +91,18 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     @inlinable
     init<Parent>(following parent: Promise<Parent>) {
         _unsafeState = _PromiseState(parent: parent)
-        serialNumber = _SerialNumbers.next()
+        let counter = _SerialNumbers.next()
+        serialNumber = counter & ~_SerialNumbers.flagBits
         generation = parent.generation + 1
         _parentSerial = parent.serialNumber
+        if counter & _SerialNumbers.flagBits != 0, _SerialNumbers.leakCheckApplies(counter) { _startLeakCheck() }
+    }
+
+    /// Tells the leak report when a watched promise is freed (see
+    /// ``PromiseLeakReport``). Unwatched promises, all of them while the
+    /// report is off, pay a test of a flag already in the cache.
+    deinit {
+        if _unsafeState.isLeakChecked { _endLeakCheck() }
     }
 }
 
@@ -141,9 +155,11 @@ extension Promise {
         }
         _unsafeState.record(result)
         let settlement = _unsafeState.takeSettlement()
+        let handsOut = _unsafeState.callbacksPending
         _lock.unlock()
         var work = _Worklist()
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
         work.drain()
         return true
     }
@@ -175,9 +191,11 @@ extension Promise {
             return true
         }
         let settlement = _unsafeState.takeSettlement()
+        let handsOut = _unsafeState.callbacksPending
         _lock.unlock()
         work.depth += 1
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
         work.depth -= 1
         return true
     }
@@ -186,15 +204,57 @@ extension Promise {
     func _runPendingCallbacks(_ work: inout _Worklist) {
         var outcome = _Outcome.pending
         var cancelled = false
+        var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             guard state.callbacksPending else { return nil }
-            state.callbacksPending = false
             outcome = state.outcome
             cancelled = state.settledByCancel
-            return state.takeSettlement()
+            let settlement = state.takeSettlement()
+            handsOut = state.callbacksPending
+            return settlement
         }
         guard let settlement, let result = outcome.result(as: Value.self) else { return }
         settlement.run(result, cancelled: cancelled, &work)
+        if handsOut { _runLateCallbacks(result, &work) }
+    }
+
+    /// Runs the handlers registered while this promise's handlers were being
+    /// handed out (`callbacksPending`), in registration order, until none is
+    /// left; then lets later registrations run at once.
+    ///
+    /// Without this, a handler registered on another thread between the
+    /// settle's unlock and the end of its run found the promise settled and
+    /// went to its executor at once, ahead of earlier handlers still being
+    /// handed out: on a serial executor the later one ran first. Costs one
+    /// uncontended lock per settle that had handlers.
+    @inlinable
+    func _runLateCallbacks(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
+        _lock.lock()
+        guard !_unsafeState.callbacks.isEmpty else {
+            _unsafeState.callbacksPending = false
+            _lock.unlock()
+            return
+        }
+        _lock.unlock()
+        _runLateCallbacksInLoop(result, &work)
+    }
+
+    /// The rare part of `_runLateCallbacks`, out of line.
+    @usableFromInline
+    func _runLateCallbacksInLoop(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
+        while true {
+            _lock.lock()
+            guard !_unsafeState.callbacks.isEmpty else {
+                _unsafeState.callbacksPending = false
+                _lock.unlock()
+                return
+            }
+            let late = _unsafeState.callbacks.take()
+            _lock.unlock()
+            // Registered after settling: they see the result, never a
+            // cancellation from above (as when registered later still).
+            withUnsafePointer(to: result) { late.run(UnsafeRawPointer($0), false, &work) }
+        }
     }
 
     /// Registers `callback`, or runs it at once when the promise has settled.

@@ -18,9 +18,11 @@ struct _PromiseState: Sendable {
     @usableFromInline var isLockedIn = false
     /// Handlers waiting for the result. Taken (emptied) when they run.
     @usableFromInline var callbacks = _CallbackList()
-    /// True between settling and running the callbacks, for promises settled
-    /// inside another promise's handler run (see `_Worklist`). A handler
-    /// registered meanwhile is queued behind them, keeping registration order.
+    /// True from settling until every handler has been handed out: queued
+    /// (a promise settled inside another promise's handler run, see
+    /// `_Worklist`) or being run by the settling thread. A handler registered
+    /// meanwhile is appended behind them and run by that thread
+    /// (`_runLateCallbacks`), keeping registration order.
     @usableFromInline var callbacksPending = false
     /// `settledByCancel` and `keepsHandlerWhenCancelled`, in one byte: as a
     /// Bool of its own the second flag cost a store in every promise's
@@ -79,6 +81,13 @@ struct _PromiseState: Sendable {
     var isInFlight: Bool {
         get { flags & 4 != 0 }
         set { flags = newValue ? flags | 4 : flags & ~4 }
+    }
+
+    /// Watched by the leak report: made pending while it was on.
+    @inlinable
+    var isLeakChecked: Bool {
+        get { flags & 8 != 0 }
+        set { flags = newValue ? flags | 8 : flags & ~8 }
     }
 
     @inlinable
@@ -150,11 +159,15 @@ struct _PromiseState: Sendable {
     }
 
     /// Empties what settling hands over: handlers, parent, progress observers.
+    /// When there are handlers, the caller must run them and then
+    /// `_runLateCallbacks`, which clears `callbacksPending`.
     @inlinable
     mutating func takeSettlement() -> _Settlement {
+        callbacksPending = !callbacks.isEmpty
         var settlement = _Settlement(callbacks: callbacks.take(), parent: parent.take())
         guard let extras else { return settlement }
         extras.cycleHint = nil
+        extras.combinedInputs = nil
         let observers = extras.progressObservers
         extras.progressObservers = []
         if isFulfilled, extras.progress < 1 {
@@ -178,6 +191,10 @@ final class _StateExtras: @unchecked Sendable {  // Read and written only under 
     /// past ancestors that are all locked in too (so none of them can be
     /// the promise being resolved). Keeps long adoption chains linear.
     @usableFromInline var cycleHint: (any _PromiseNode)?
+    /// For a combinator's output while pending: its inputs, which the
+    /// cycle check walks up through too (a promise resolved with
+    /// `Promise.all([itself])` would otherwise wait on itself for ever).
+    @usableFromInline var combinedInputs: (any _CombinedInputs)?
     /// Children still pending after this promise settled — a handler queued
     /// on its executor, or a child adopting the promise its handler returned
     /// — for ``Promise/cancel()`` of this settled promise to forward to

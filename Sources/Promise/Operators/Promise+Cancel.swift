@@ -40,14 +40,18 @@ extension Promise {
     func _cancel() -> (cancelled: Bool, forwardTo: [any _PromiseNode]) {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
         var keepsHandler = false
+        var handsOut = false
         let settlement = _withState { state -> _Settlement? in
             keepsHandler = state.keepsHandlerWhenCancelled
-            return state.settle(cancellation)
+            let settlement = state.settle(cancellation)
+            handsOut = settlement != nil && state.callbacksPending
+            return settlement
         }
         guard let settlement else { return (false, _childrenInFlight()) }
         var work = _Worklist()
         let parent = settlement.parent.node
         settlement.run(cancellation, cancelled: true, &work)
+        if handsOut { _runLateCallbacks(cancellation, &work) }
         if let parent {
             _cancelUpwards(from: _UpwardStep(parent: parent, child: keepsHandler ? nil : self), &work)
         }

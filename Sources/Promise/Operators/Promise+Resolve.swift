@@ -5,8 +5,15 @@ extension Promise {
     /// This promise becomes a child of `other`: cancelling `other` cancels
     /// it, and cancelling it (when it is `other`'s only child) cancels
     /// `other`. Resolving a promise with itself, or with a promise that waits
-    /// on it through any chain of `then`s and adoptions, rejects it with
-    /// ``PromiseError/cycle`` instead of leaving both pending forever.
+    /// on it through any chain of `then`s, adoptions and combinators
+    /// (`all`, `allSettled`, `race`, `any` and their variants, whose output
+    /// waits on every input), rejects it with ``PromiseError/cycle`` instead
+    /// of leaving both pending forever — also when the links of the cycle
+    /// are made on several threads at once (`a.resolve(b)` racing
+    /// `b.resolve(a)`: one of them is rejected, and the other follows it).
+    /// A combinator over this promise counts even when another of its
+    /// inputs could still settle it (`race([self, other])`). Not followed:
+    /// the promises `forEach`, `iterate` and `retry` make from their steps.
     ///
     /// ```swift
     /// let cached = Promise<Image>()
@@ -54,39 +61,69 @@ extension Promise {
     @inlinable
     @discardableResult
     func _adopt(_ other: Promise<Value>, _ work: inout _Worklist) -> Bool {
-        guard _withState({ $0.isPending && !$0.isLockedIn }) else { return false }
-        if other._waits(on: self) {
+        switch _link(to: other) {
+        case .refused:
+            return false
+        case .cycle:
+            // Locked in by `_link`, so that nothing but a cancel settles it
+            // before this rejection does.
             return _settle(.failure(PromiseError.cycle), &work)
-        }
-        // Counted as a consumer of `other` before being recorded as following
-        // it: a cancel of this promise in between goes up to `other` and must
-        // find itself counted, or it takes the count of another consumer and
-        // cancels `other` under it.
-        let counted = other._withState { state -> Bool in
-            guard state.isPending else { return false }
-            state.uncancelledChildren += 1
+        case .linked:
+            other._register(other._adoptCallback(adopter: self), isChild: false, &work)
             return true
         }
+    }
+
+    /// Checks for a cycle and, if there is none, makes this promise follow
+    /// `other`: both in one step under `_AdoptionLock`, so that two
+    /// adoptions closing a cycle between them (`a.resolve(b)` racing
+    /// `b.resolve(a)`) cannot both pass the check; one of them finds the
+    /// other's link.
+    @usableFromInline
+    func _link(to other: Promise<Value>) -> _LinkOutcome {
         var replaced = _NodeReference(nil)
-        let linked = _withState { state -> Bool in
-            guard state.isPending, !state.isLockedIn else { return false }
-            replaced = state.parent.take()
-            state.parent = _NodeReference(other)
-            state.isLockedIn = true
-            return true
+        let outcome = _AdoptionLock.withLock { () -> _LinkOutcome in
+            guard _withState({ $0.isPending && !$0.isLockedIn }) else { return .refused }
+            if other._waits(on: self) {
+                let lockedIn = _withState { state -> Bool in
+                    guard state.isPending, !state.isLockedIn else { return false }
+                    state.isLockedIn = true
+                    return true
+                }
+                return lockedIn ? .cycle : .refused
+            }
+            // Counted as a consumer of `other` before being recorded as
+            // following it: a cancel of this promise in between goes up to
+            // `other` and must find itself counted, or it takes the count of
+            // another consumer and cancels `other` under it.
+            let counted = other._withState { state -> Bool in
+                guard state.isPending else { return false }
+                state.uncancelledChildren += 1
+                return true
+            }
+            let linked = _withState { state -> Bool in
+                guard state.isPending, !state.isLockedIn else { return false }
+                replaced = state.parent.take()
+                state.parent = _NodeReference(other)
+                state.isLockedIn = true
+                return true
+            }
+            guard linked else {
+                // Never a consumer after all (cancelled meanwhile): uncounted
+                // without cancelling.
+                if counted {
+                    other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } }
+                }
+                return .refused
+            }
+            return .linked
         }
         // The promise followed until now (a `then` parent) is released here,
         // after unlocking: this may be its last reference, and its deinit
         // releases user values and closures whose own deinit may touch this
         // promise, which would spin for ever on its own lock.
         withExtendedLifetime(replaced) {}
-        guard linked else {
-            // Never a consumer after all: uncounted without cancelling.
-            if counted { other._withState { if $0.isPending, $0.uncancelledChildren > 0 { $0.uncancelledChildren -= 1 } } }
-            return false
-        }
-        other._register(other._adoptCallback(adopter: self), isChild: false, &work)
-        return true
+        return outcome
     }
 
     /// True when this promise is `target` or waits on it through a chain of
@@ -98,24 +135,44 @@ extension Promise {
     /// instead of walking the whole chain on every `resolve`. Only locked-in
     /// promises are jumped over, and those cannot be `target`, which is
     /// always a promise not yet resolved with another.
+    ///
+    /// A combinator's output (`all`, `allSettled`, `race`, `any` and their
+    /// variants) waits on each of its pending inputs: the walk goes up
+    /// through every one of them, each input once. So resolving `a` with
+    /// `Promise.all([a, b])`, or with a chain from it, is a cycle, even
+    /// where another input could still settle the output (`race([a, b])`):
+    /// what `a` would wait on depends on `a` itself.
     @usableFromInline
     func _waits(on target: AnyObject) -> Bool {
         var node: any _PromiseNode = self
         var lockedRun: [any _PromiseNode] = []
+        // Combinator inputs still to walk up from; empty (unallocated) on
+        // chains without combinators.
+        var branches: [any _PromiseNode] = []
+        var seen: Set<ObjectIdentifier> = []
         while true {
             if node === target { return true }
-            let (next, lockedIn) = node._cycleStep
+            let (next, lockedIn, inputs) = node._cycleStep
             if lockedIn {
                 lockedRun.append(node)
             } else {
                 Self._compress(lockedRun, to: node)
                 lockedRun.removeAll()
             }
-            guard let next else { break }
-            node = next
+            if let inputs {
+                for input in inputs._cycleInputs where seen.insert(ObjectIdentifier(input)).inserted {
+                    branches.append(input)
+                }
+            }
+            if let next {
+                node = next
+                continue
+            }
+            Self._compress(lockedRun, to: node)
+            lockedRun.removeAll()
+            guard let branch = branches.popLast() else { return false }
+            node = branch
         }
-        Self._compress(lockedRun, to: node)
-        return false
     }
 
     static func _compress(_ run: [any _PromiseNode], to ancestor: any _PromiseNode) {
