@@ -273,7 +273,10 @@ struct SimulationDaemonRun {
             if clean {
                 closeBeforeStop()
                 let status = daemon.terminate(grace: .seconds(15))
-                if status != 0 { model.fail("a clean stop (SIGTERM) ended with status \(status.map(String.init) ?? "none: killed after 15 s")") }
+                if status != 0 {
+                    model.fail("a clean stop (SIGTERM) ended with status \(status.map(String.init) ?? "none: killed after 15 s"); "
+                        + "the daemon's log ends:\n\(daemon.logTail())")
+                }
                 for client in sockets.indices { readAvailable(client) }
                 summary.cleanRestarts += 1
             } else {
@@ -343,7 +346,7 @@ struct SimulationDaemonRun {
             model.fail("another client waited past the stall bound: \(slow) (\(probed.slow.count) such answers)")
         }
         if let status = daemon.terminate(grace: .seconds(15)), status != 0, !model.hasFailed {
-            model.fail("the final clean stop ended with status \(status)")
+            model.fail("the final clean stop ended with status \(status); the daemon's log ends:\n\(daemon.logTail())")
         }
         let log = daemon.log.split(separator: "\n")
         let notable = log.filter { $0.contains("Fatal") || $0.contains("error") || $0.contains("crashed") }.prefix(10)
