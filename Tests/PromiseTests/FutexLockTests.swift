@@ -14,14 +14,17 @@ struct FutexLockTests {
     @Test("64 threads incrementing a plain counter under the lock: every increment counts")
     func mutualExclusionUnderSixtyFourThreads() async {
         let threads = 64
-        let increments = 2_000
+        let increments = 20_000
         let counter = _Locked(0)
         let finished = await runOnThreads(threads, timeout: .seconds(120)) { _ in
             for _ in 0..<increments {
-                // A read and a write apart, so that two holders at once would lose updates.
+                // A read and a write some work apart, so that two holders at once
+                // (on the two cores) would lose updates.
                 counter.withLock { value in
                     let read = value
-                    value = read &+ 1
+                    var work = read
+                    for step in 0..<20 { work = work &* 31 &+ step }
+                    value = read &+ 1 &+ (work == .min ? 1 : 0)
                 }
             }
         }
