@@ -71,6 +71,10 @@ struct _FutexLock: ~Copyable, Sendable {
         }
     }
 
+    /// The wake comes after the release, so the word may by then belong to
+    /// freed memory (another thread took the lock, let it go and dropped the
+    /// promise): a private futex wake on such an address at worst wakes a
+    /// sleeper early, and sleepers always re-check the word.
     @inlinable
     func unlock() {
         let previous = word.exchange(Self.unlocked, ordering: .releasing)
