@@ -71,10 +71,10 @@ struct _FutexLock: ~Copyable, Sendable {
         }
     }
 
-    /// The wake comes after the release, so the word may by then belong to
-    /// freed memory (another thread took the lock, let it go and dropped the
-    /// promise): a private futex wake on such an address at worst wakes a
-    /// sleeper early, and sleepers always re-check the word.
+    /// The wake comes after the release; the word is still there, since the
+    /// unlocking caller holds a reference to the object the lock lives in.
+    /// Another thread may have taken the lock in between: the woken sleeper
+    /// then finds it held and sleeps again (the word says 2 once more).
     @inlinable
     func unlock() {
         let previous = word.exchange(Self.unlocked, ordering: .releasing)
