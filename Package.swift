@@ -31,8 +31,12 @@ let package = Package(
         ),
         // pidfd_open for promisectl run, which Swift's Glibc module does not offer.
         .systemLibrary(name: "CLinuxProcess"),
+        // The futex calls under the promise lock (Sources/Promise/Core/FutexLock.swift),
+        // which Swift cannot make itself: syscall(2) is variadic.
+        .systemLibrary(name: "CFutex"),
         .target(
             name: "Promise",
+            dependencies: ["CFutex"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -10,8 +10,10 @@ scripts/install-deps.sh libuv1-dev libsqlite3-dev pkg-config valgrind python3 re
 
 mkdir -p bench
 (cd Benchmarks && swift build -c release --product CoreBenchmarks &&
+    swift build -c release --product ContentionBenchmarks &&
     swift build -c release --product DaemonBenchmarks)
 core=Benchmarks/.build/release/CoreBenchmarks
+contention=Benchmarks/.build/release/ContentionBenchmarks
 daemon_bench=Benchmarks/.build/release/DaemonBenchmarks
 # Built as `make release` builds them (the standard library linked in, promisectl not PIE).
 swift build -c release --static-swift-stdlib --product promised
@@ -30,7 +32,12 @@ cp "$core" "$plain" && chmod +x "$plain" && strip --strip-debug "$plain"
 
 echo "allocations per operation (valgrind)…" >&2
 : > bench/allocations.jsonl
-for name in promise.then+fulfill.inline nio.map+succeed.embedded promise.chain10.inline nio.chain10.embedded; do
+# One of each operator (then, a chain link, recover, all of N, race…), and
+# swift-nio's two for comparison.
+for name in promise.fulfill promise.then+fulfill.inline promise.then.settled.inline promise.chain2.inline \
+    promise.chain10.inline promise.recover+reject.inline promise.always+fulfill.inline \
+    promise.onSettled+fulfill.inline promise.resolve+fulfill promise.then+cancel.inline promise.all2 \
+    promise.all10 promise.race2 nio.map+succeed.embedded nio.chain10.embedded; do
     count() {
         valgrind --tool=memcheck "$plain" --only "$name" --iterations "$1" 2>&1 |
             sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' | tr -d ,
@@ -39,6 +46,10 @@ for name in promise.then+fulfill.inline nio.map+succeed.embedded promise.chain10
     large=$(count 2000)
     echo "{\"name\":\"$name\",\"allocationsPerOp\":$(( (large - small) / 1000 ))}" >> bench/allocations.jsonl
 done
+
+# The locks under oversubscription: 64 threads on this machine's cores.
+echo "lock contention (64 threads: old spin lock, futex lock, Mutex, NSLock; promises)…" >&2
+"$contention" > bench/contention.jsonl
 
 # Across processes: the daemon (started and stopped by the benchmark, on a
 # socket in a temporary folder) against redis-server and an echo server.
@@ -59,5 +70,6 @@ echo "a 21-file C build: make -j2 and promisectl run steps…" >&2
 python3 scripts/bench_pipeline.py "$promised" "$bin/promisectl" >> bench/launch.jsonl
 
 python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl bench/launch.jsonl \
+    bench/contention.jsonl \
     > bench/results.md
 cat bench/results.md

@@ -157,7 +157,33 @@ def launch_section(path):
     return {"results": rows, "targets": targets}
 
 
-def main(timed_path, allocations_path, daemon_path=None, launch_path=None):
+def contention_section(path):
+    """The locks under oversubscription: 64 threads on the machine's cores."""
+    rows = read_lines(path)
+    by_name = {row["name"]: row for row in rows}
+    baseline = by_name.get("contention.lock.futexLock")
+    print()
+    print("### Lock contention (more threads than cores)")
+    print()
+    print("Each of the threads takes one shared lock for a tiny critical section (a counter's read and write), all at once;")
+    print("ns/op is wall time over every acquire of every thread, CPU ns/op the process's CPU time (user + system) over them,")
+    print("each the median of the rounds. oldSpinLock is the promise lock before it learned to sleep; futexLock is a copy of")
+    print("today's promise lock (the library keeps the type internal) and promiseName the lock itself, through `Promise.name`.")
+    print("contention.promises.chain+settle: every thread chains `then` handlers onto 8 shared pending promises, then tries to")
+    print("settle all 8; an operation is a `then` or a settle attempt.")
+    print()
+    print("| benchmark | threads | cores | ns/op | CPU ns/op | wall ms | vs futexLock |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        ratio = ""
+        if baseline is not None and row["name"].startswith("contention.lock.") and baseline["nsPerOperation"]:
+            ratio = f"{row['nsPerOperation'] / baseline['nsPerOperation']:.2f}x"
+        print(f"| {row['name']} | {row['threads']} | {row['cores']} | {row['nsPerOperation']:.1f} | "
+              f"{row['cpuNsPerOperation']:.1f} | {row['wallMs']:.1f} | {ratio} |")
+    return {"results": rows}
+
+
+def main(timed_path, allocations_path, daemon_path=None, launch_path=None, contention_path=None):
     timed = read_lines(timed_path)
     allocations = {row["name"]: row["allocationsPerOp"] for row in read_lines(allocations_path)}
     by_name = {row["name"]: row for row in timed}
@@ -182,9 +208,11 @@ def main(timed_path, allocations_path, daemon_path=None, launch_path=None):
         report["daemon"] = daemon_section(daemon_path)
     if launch_path is not None:
         report["launch"] = launch_section(launch_path)
+    if contention_path is not None:
+        report["contention"] = contention_section(contention_path)
     with open("bench/results.json", "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

@@ -164,6 +164,102 @@ let crossThread: [Benchmark] = [
     },
 ]
 
+// MARK: 4. One of each operator, for its allocation count (bench.sh counts
+// them under valgrind; the timed figures come along). Each iteration makes
+// its promises, wires the operator and settles it, all inline.
+
+struct Failure: Error {}
+
+let operators: [Benchmark] = [
+    Benchmark("promise.fulfill") { n in
+        for i in 0..<n {
+            let promise = Promise<Int>()
+            promise.fulfill(i)
+            blackHole(promise)
+        }
+    },
+    Benchmark("promise.then.settled.inline") { n in
+        for i in 0..<n {
+            blackHole(Promise(value: i).then(on: .inline) { $0 + 1 })
+        }
+    },
+    Benchmark("promise.chain2.inline") { n in
+        for i in 0..<n {
+            let root = Promise<Int>()
+            let tail = root.then(on: .inline) { $0 + 1 }.then(on: .inline) { $0 + 1 }
+            root.fulfill(i)
+            blackHole(tail)
+        }
+    },
+    Benchmark("promise.recover+reject.inline") { n in
+        for _ in 0..<n {
+            let promise = Promise<Int>()
+            let child = promise.recover(on: .inline) { _ in 0 }
+            promise.reject(Failure())
+            blackHole(child)
+        }
+    },
+    Benchmark("promise.always+fulfill.inline") { n in
+        for i in 0..<n {
+            let promise = Promise<Int>()
+            let child = promise.always(on: .inline) { blackHole($0) }
+            promise.fulfill(i)
+            blackHole(child)
+        }
+    },
+    Benchmark("promise.onSettled+fulfill.inline") { n in
+        for i in 0..<n {
+            let promise = Promise<Int>()
+            promise.onSettled(on: .inline) { blackHole($0) }
+            promise.fulfill(i)
+            blackHole(promise)
+        }
+    },
+    Benchmark("promise.resolve+fulfill") { n in
+        for i in 0..<n {
+            let promise = Promise<Int>()
+            let other = Promise<Int>()
+            promise.resolve(other)
+            other.fulfill(i)
+            blackHole(promise)
+        }
+    },
+    Benchmark("promise.then+cancel.inline") { n in
+        for _ in 0..<n {
+            let promise = Promise<Int>()
+            let child = promise.then(on: .inline) { $0 + 1 }
+            child.cancel()
+            blackHole(child)
+        }
+    },
+    Benchmark("promise.all2") { n in
+        for i in 0..<n {
+            let inputs = [Promise<Int>(), Promise<Int>()]
+            let all = Promise.all(inputs)
+            inputs[0].fulfill(i)
+            inputs[1].fulfill(i)
+            blackHole(all)
+        }
+    },
+    Benchmark("promise.all10") { n in
+        for i in 0..<n {
+            let inputs = (0..<10).map { _ in Promise<Int>() }
+            let all = Promise.all(inputs)
+            for input in inputs { input.fulfill(i) }
+            blackHole(all)
+        }
+    },
+    Benchmark("promise.race2") { n in
+        for i in 0..<n {
+            let inputs = [Promise<Int>(), Promise<Int>()]
+            let first = Promise.race(inputs)
+            inputs[0].fulfill(i)
+            inputs[1].fulfill(i)
+            blackHole(first)
+        }
+    },
+]
+
 /// Runs `body` in a task and blocks until it is done.
 func runAsync(_ body: @escaping @Sendable () async -> Void) {
     let done = DispatchSemaphore(value: 0)
@@ -174,4 +270,4 @@ func runAsync(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
-BenchmarkRunner().main(single + joins + crossThread)
+BenchmarkRunner().main(single + joins + crossThread + operators)

@@ -30,7 +30,7 @@ final class _ProgressMailbox: @unchecked Sendable {  // `lock` guards `state`.
         var delivering = false
     }
 
-    @usableFromInline let lock = _SpinLock()
+    @usableFromInline let lock = _FutexLock()
     @usableFromInline @exclusivity(unchecked) var state = State()
 
     @inlinable

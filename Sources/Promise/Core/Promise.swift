@@ -32,7 +32,7 @@
 /// that is held for a few instructions and never while user code runs.
 public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` guards `_unsafeState`.
     @usableFromInline
-    let _lock = _SpinLock()
+    let _lock = _FutexLock()
 
     /// Read and written only inside `_withState`. Exclusivity is unchecked
     /// because the lock already makes access exclusive, and a dynamic check

@@ -1,0 +1,1 @@
+../../../../Sources/CFutex/futex.h
