@@ -1,7 +1,9 @@
 """Issue 20's pipeline: a C build of 21 generated files (20 compile steps, a
-link step after all of them, a test step after the link), run by `make -j2`
-and by a shell script of `promisectl run` steps under `xargs -P2`, against
-one promised (release, in memory). Both build the same files from scratch,
+link step after all of them, a test step after the link), run by `make -j2`,
+by a shell script of `promisectl run` steps under `xargs -P2`, and by a
+script that declares the steps as `then … exec` children the daemon runs
+(compiles in a pool of 2 slots, as -j2), against one promised (release, in
+memory, started with `--pool cc=2`). Both build the same files from scratch,
 in ROUNDS rounds taken in alternating order; each figure is the median wall
 time. Prints JSON lines for bench_report.py.
 
@@ -37,6 +39,23 @@ promisectl run "$RUN/link" -- sh -c 'cc -o prog *.o'
 promisectl run "$RUN/test" -- sh -c './prog > out.txt'
 """
 
+# The same steps run by the daemon: the root is resolved first, so each
+# compile starts as soon as it is declared (two at a time: pool cc).
+THEN_SCRIPT = """set -e
+promisectl create "$RUN/src" > /dev/null
+promisectl resolve "$RUN/src" true
+ids=""
+for f in f*.c main.c; do
+  n=${f%.c}
+  promisectl then "$RUN/src" --pool cc --id "$RUN/cc/$n" -- cc -O1 -c "$f" -o "$n.o" > /dev/null
+  ids="$ids $RUN/cc/$n"
+done
+promisectl all $ids --id "$RUN/objs" > /dev/null
+promisectl then "$RUN/objs" --id "$RUN/link" -- sh -c 'cc -o prog *.o' > /dev/null
+promisectl then "$RUN/link" --id "$RUN/test" -- sh -c './prog > out.txt' > /dev/null
+promisectl wait "$RUN/test" > /dev/null
+"""
+
 
 def write_sources(directory):
     """Small files that still take the compiler a moment, like a real project's."""
@@ -55,6 +74,8 @@ def write_sources(directory):
         f.write(MAKEFILE)
     with open(f"{directory}/build.sh", "w") as f:
         f.write(SCRIPT)
+    with open(f"{directory}/build-then.sh", "w") as f:
+        f.write(THEN_SCRIPT)
 
 
 def clean(directory):
@@ -86,7 +107,7 @@ def main(promised, promisectl):
     os.symlink(os.path.abspath(promisectl), f"{ctl_folder}/promisectl")
     environment = {**os.environ, "PROMISED_SOCKET": socket_path, "PATH": f"{ctl_folder}:{os.environ['PATH']}"}
     with open(f"{directory}/promised.log", "w") as log:
-        daemon = subprocess.Popen([promised, "--in-memory", "--socket", socket_path],
+        daemon = subprocess.Popen([promised, "--in-memory", "--socket", socket_path, "--pool", "cc=2"],
                                   stdout=log, stderr=log, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 15
@@ -102,6 +123,7 @@ def main(promised, promisectl):
         subjects = {
             "pipeline.make-j2": lambda _: ["make", "-s", "-j2", "test"],
             "pipeline.promisectl-run": lambda r: ["sh", "-c", f"RUN=r{r} sh build.sh"],
+            "pipeline.promisectl-then": lambda r: ["sh", "-c", f"RUN=t{r} sh build-then.sh"],
         }
         times = {name: [] for name in subjects}
         for round_number in range(ROUNDS):

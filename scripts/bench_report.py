@@ -139,13 +139,16 @@ def launch_section(path):
     add("`promisectl run ID -- true` <= 2x one `promisectl get`", "launch.promisectl.run-true", 2.0, "promisectl get")
     add("21-file C build, `promisectl run` steps under `xargs -P2`: <= 1.1x `make -j2`", "pipeline.promisectl-run", 1.1,
         "make -j2")
+    add("21-file C build, daemon-run `then … exec` steps (pool of 2): <= 1.1x `make -j2`", "pipeline.promisectl-then", 1.1,
+        "make -j2")
 
     print()
     print("### One call from a shell script (a fresh process each), and a pipeline")
     print()
     print("Median wall time of a launch to its reaping, each subject launched the same way, in alternating rounds;")
     print("launch.true (`/bin/true`) is the floor, what starting any process costs here. pipeline.*: the 21-file")
-    print("C build of issue 20 from scratch (20 compiles, link, test), by make -j2 and by promisectl run steps under xargs -P2.")
+    print("C build of issue 20 from scratch (20 compiles, link, test), by make -j2, by promisectl run steps under xargs -P2,")
+    print("and by then … exec steps the daemon runs (compiles in a pool of 2 slots).")
     print()
     print("| benchmark | median | unit | p90 | vs anchor | vs floor |")
     print("| --- | ---: | --- | ---: | ---: | ---: |")
