@@ -27,6 +27,7 @@ extension Promised {
         if let maxSubscriptionsToUncreatedIds { limits.maxSubscriptionsToUncreatedIDs = maxSubscriptionsToUncreatedIds }
         if let maxRecordChildren { limits.maxRecordChildren = maxRecordChildren }
         if let maxBatchAnswerBytes { limits.maxBatchAnswerBytes = maxBatchAnswerBytes }
+        if let maxTotalLogBytes { limits.maxTotalLogBytes = maxTotalLogBytes }
         // Unless given, no more than a `logs` answer fits in a client's output buffer.
         limits.maxLogBytes = maxLogBytes ?? min(limits.maxLogBytes, DaemonLimits.maxLogBytes(fitting: limits.maxOutputBufferBytes))
         limits.maxConnections = maxConnections ?? OpenFileLimit.connections(fitting: openFiles, limits: limits)

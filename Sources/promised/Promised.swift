@@ -145,6 +145,11 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxLogBytes: Int?
 
+    @Option(help: ArgumentHelp(
+        "Bytes all steps' logs hold in memory together; past it settled steps' logs are cut first (default 268435456).",
+        valueName: "bytes"))
+    var maxTotalLogBytes: Int?
+
     func validate() throws {
         if inMemory && store != nil {
             throw ValidationError("--store and --in-memory cannot be used together.")
@@ -157,7 +162,8 @@ struct Promised: ParsableCommand {
                               ("--max-waiters-for-uncreated-ids", maxWaitersForUncreatedIds),
                               ("--max-subscriptions-to-uncreated-ids", maxSubscriptionsToUncreatedIds),
                               ("--max-record-children", maxRecordChildren),
-                              ("--max-batch-answer-bytes", maxBatchAnswerBytes)] {
+                              ("--max-batch-answer-bytes", maxBatchAnswerBytes),
+                              ("--max-total-log-bytes", maxTotalLogBytes)] {
             if let value, value <= 0 {
                 throw ValidationError("\(name) must be positive.")
             }

@@ -91,6 +91,13 @@ public struct DaemonLimits: Sendable, Hashable {
     /// run`): the last ones, for `logs`. A step holds at most twice this
     /// (stdout and stderr), in memory and in the store. 0 keeps no output.
     public var maxLogBytes: Int = 64 << 10
+    /// Bytes of output all steps' logs hold in memory together. Past it the
+    /// logs of settled steps let go of their output, those that settled
+    /// longest ago first (then, if need be, the log being written): their
+    /// counts remain and `logs` shows them cut. Without it a client writing
+    /// to the logs of a million pending promises, or a day of steps kept by
+    /// `--retain`, could hold 128 KiB each.
+    public var maxTotalLogBytes: Int = 256 << 20
     /// The largest `maxLogBytes` the daemon takes: a step's log is one
     /// stored row and one `logs` answer line, which must also fit in
     /// `maxOutputBufferBytes` (see ``logAnswerBytes(maxLogBytes:)``).
@@ -127,6 +134,7 @@ public struct DaemonLimits: Sendable, Hashable {
             "maxWaitersForUncreatedIDs": .int(maxWaitersForUncreatedIDs),
             "maxSubscriptionsToUncreatedIDs": .int(maxSubscriptionsToUncreatedIDs),
             "maxLogBytes": .int(maxLogBytes),
+            "maxTotalLogBytes": .int(maxTotalLogBytes),
             "maxRecordChildren": .int(maxRecordChildren),
             "maxBatchAnswerBytes": .int(maxBatchAnswerBytes),
         ])

@@ -30,12 +30,47 @@ extension Registry {
     private func append(to entry: RemotePromise, _ stream: StepStream, _ bytes: UnsafeRawBufferPointer, skipped: Int) {
         let log = stepLog(of: entry)
         if !log.followers.isEmpty { tellFollowers(log, entry.id, stream, bytes, skipped: skipped) }
+        let held = log.heldBytes
         log.append(stream, bytes, skipped: skipped)
-        if journal != nil && !log.unsaved {
-            log.unsaved = true
-            logBook.unsaved.append(entry.id)
-            scheduleLogSave()
+        logBook.heldBytes += log.heldBytes - held
+        markUnsaved(log, entry.id)
+        if logBook.heldBytes > limits.maxTotalLogBytes { keepLogsWithinBudget(appendingTo: log, entry.id) }
+    }
+
+    /// Notes that `log` has output the store does not have yet.
+    private func markUnsaved(_ log: StepLogs, _ id: String) {
+        guard journal != nil && !log.unsaved else { return }
+        log.unsaved = true
+        logBook.unsaved.append(id)
+        scheduleLogSave()
+    }
+
+    /// Brings the bytes all logs hold back within `maxTotalLogBytes`: the
+    /// logs of settled steps let go of their output first, those that
+    /// settled longest ago first; if that is not enough, so does `current`,
+    /// the log just written to. A log let go of keeps its counts, its bytes
+    /// counting as dropped (`logs` says it was cut), and the store is given
+    /// the emptied log. Without it, a client that writes to the logs of a
+    /// million pending promises, or a day of steps kept by `--retain`, could
+    /// hold 128 KiB each in memory.
+    private func keepLogsWithinBudget(appendingTo current: StepLogs, _ currentID: String) {
+        while logBook.heldBytes > limits.maxTotalLogBytes, logBook.settledStart < logBook.settled.count {
+            let (id, sequence) = logBook.settled[logBook.settledStart]
+            logBook.settledStart += 1
+            guard let log = logBook.logs[id], log.sequence == sequence else { continue }
+            evict(log, id)
         }
+        if logBook.settledStart > 1024 && logBook.settledStart * 2 > logBook.settled.count {
+            logBook.settled.removeFirst(logBook.settledStart)
+            logBook.settledStart = 0
+        }
+        if logBook.heldBytes > limits.maxTotalLogBytes { evict(current, currentID) }
+    }
+
+    private func evict(_ log: StepLogs, _ id: String) {
+        logBook.heldBytes -= log.heldBytes
+        log.dropKept()
+        markUnsaved(log, id)
     }
 
     /// The log of `entry`, made empty at its first output.
@@ -140,9 +175,12 @@ extension Registry {
 
     // MARK: Settling, dropping, disconnecting
 
-    /// `entry` settled: its log has no more followers.
+    /// `entry` settled: its log has no more followers, and is among the
+    /// first to let go of its output when logs pass their memory budget.
     func logSettled(_ entry: RemotePromise) {
-        guard let log = logBook.logs[entry.id], !log.followers.isEmpty else { return }
+        guard let log = logBook.logs[entry.id], log.sequence == entry.sequence else { return }
+        logBook.settled.append((entry.id, entry.sequence))
+        guard !log.followers.isEmpty else { return }
         for connectionID in log.followers.keys { logBook.stopFollowing(entry.id, connectionID) }
         log.followers = [:]
     }
@@ -150,7 +188,11 @@ extension Registry {
     /// `entry` is dropped (forget, retention): so is its log.
     func dropLog(_ entry: RemotePromise) {
         guard let log = logBook.logs[entry.id], log.sequence == entry.sequence else { return }
-        logSettled(entry)
+        if !log.followers.isEmpty {
+            for connectionID in log.followers.keys { logBook.stopFollowing(entry.id, connectionID) }
+            log.followers = [:]
+        }
+        logBook.heldBytes -= log.heldBytes
         logBook.logs[entry.id] = nil
     }
 
@@ -205,9 +247,21 @@ extension Registry {
 
     /// Puts back the logs a store kept, on the promises restored.
     func restoreLogs(_ stored: [StoredStepLog]) {
+        var settled: [(id: String, sequence: Int)] = []
         for saved in stored {
             guard let entry = entries[saved.id], entry.sequence == saved.sequence else { continue }
-            logBook.logs[saved.id] = StepLogs(saved, limit: limits.maxLogBytes)
+            let log = StepLogs(saved, limit: limits.maxLogBytes)
+            logBook.logs[saved.id] = log
+            logBook.heldBytes += log.heldBytes
+            if !entry.isPending { settled.append((saved.id, saved.sequence)) }
+        }
+        // Settled longest ago first, as far as a restart can tell: in creation order.
+        logBook.settled += settled.sorted { $0.sequence < $1.sequence }
+        while logBook.heldBytes > limits.maxTotalLogBytes, logBook.settledStart < logBook.settled.count {
+            let (id, sequence) = logBook.settled[logBook.settledStart]
+            logBook.settledStart += 1
+            guard let log = logBook.logs[id], log.sequence == sequence else { continue }
+            evict(log, id)
         }
     }
 }
@@ -221,6 +275,12 @@ final class StepLogBook {
     var saveTimer: (any ScheduledTimer)?
     /// The logs each connection follows.
     var follows: [UInt64: PromiseIDSet] = [:]
+    /// Bytes of output all logs hold (``StepLogs/heldBytes``), kept within `maxTotalLogBytes`.
+    var heldBytes = 0
+    /// Logs whose promise has settled, in the order they settled, from
+    /// `settledStart` on: the first to let go of their output.
+    var settled: [(id: String, sequence: Int)] = []
+    var settledStart = 0
 
     var isEmpty: Bool { logs.isEmpty }
 
@@ -260,6 +320,17 @@ final class StepLogs {
 
     subscript(stream: StepStream) -> StepLog {
         stream == .stdout ? stdout : stderr
+    }
+
+    /// Output bytes it holds, both streams.
+    var heldBytes: Int { stdout.count + stderr.count }
+
+    /// Lets go of the output it holds; the counts remain (it reads as cut).
+    func dropKept() {
+        stdout.dropKept()
+        stderr.dropKept()
+        stdoutCarry = []
+        stderrCarry = []
     }
 
     func carry(_ stream: StepStream) -> [UInt8] {

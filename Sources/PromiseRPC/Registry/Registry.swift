@@ -409,7 +409,7 @@ public final class Registry {
         countDependencies(of: entry, by: -1)
         if entry.parentID != nil { shareParentValue(entry) }
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
-        if !logBook.follows.isEmpty { logSettled(entry) }
+        if !logBook.isEmpty { logSettled(entry) }
         logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"])
         // Most promises have neither waiters nor subscribers: no record to
         // make, and while no promise has any, not even an id to hash.

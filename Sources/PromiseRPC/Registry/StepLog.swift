@@ -90,6 +90,14 @@ public struct StepLog: Sendable, Hashable {
         start = 0
     }
 
+    /// Lets go of the kept bytes, which count as dropped from now on (a log
+    /// evicted to keep all logs within their memory budget).
+    public mutating func dropKept() {
+        dropped = dropped.saturatingAdd(storage.count)
+        storage = []
+        start = 0
+    }
+
     /// Grows the storage by doubling, never past ``limit``: a step that
     /// writes ten bytes holds ten, and a full one exactly `limit`.
     private mutating func grow(toHold needed: Int) {
