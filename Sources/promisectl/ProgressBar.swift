@@ -54,10 +54,13 @@ struct ProgressBar {
 }
 
 extension ProgressBar {
-    /// Sends `wait` with `params` on `client`, subscribed to `id`, and draws
-    /// each progress notification until the answer comes; returns the answer.
-    /// The subscription ends with the connection (the command's end).
-    static func wait(for id: String, params: [String: JSONValue], client: PromiseClient) throws -> JSONValue {
+    /// Sends `wait` with `params` on `connection`, subscribed to `id`, and
+    /// draws each progress notification until the answer comes; returns the
+    /// answer. The subscription ends with the connection (the command's end).
+    /// A daemon that goes away meanwhile is waited for as `connection`'s
+    /// policy says, and the subscription and the `wait` are sent again on
+    /// the new connection (the bar carries on from where it was).
+    static func wait(for id: String, params: [String: JSONValue], connection: ReconnectingPromiseClient) throws -> JSONValue {
         let onTerminal = Terminal.standardErrorIsTerminal
         let bar = ProgressBar(columns: terminalColumns())
         var drawn = false
@@ -75,30 +78,32 @@ extension ProgressBar {
             if drawn && onTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         }
 
-        do {
-            try client.call("subscribe", ["ids": .array([.string(id)])], timeout: nil)
-        } catch is RPCError {
-            // Refused (a limit on subscriptions): wait all the same, without a bar.
-            return try client.call("wait", params, timeout: nil)
-        }
-        // Where it stands now: progress notifications come only as it moves.
-        if let record = try? PromiseClient.Record(client.call("get", ["id": .string(id)], timeout: nil)),
-            record.state == .pending, let fraction = record.json["progress"]?.doubleValue
-        {
-            draw(fraction, record.json["progressMessage"]?.stringValue)
-        }
-        let request = try client.send("wait", params)
-        while true {
+        return try connection.withReconnects { client in
             do {
-                return try client.result(for: request, timeout: .milliseconds(100))
-            } catch let error as PromiseClientError where error.code == .timedOut {
-                // No answer yet: draw what came meanwhile.
+                try client.call("subscribe", ["ids": .array([.string(id)])], timeout: nil)
+            } catch is RPCError {
+                // Refused (a limit on subscriptions): wait all the same, without a bar.
+                return try client.call("wait", params, timeout: nil)
             }
-            while let notification = try client.nextNotification(timeout: .zero) {
-                guard notification.method == "progress", notification.params["id"]?.stringValue == id,
-                    let fraction = notification.params["progress"]?.doubleValue
-                else { continue }
-                draw(fraction, notification.params["message"]?.stringValue)
+            // Where it stands now: progress notifications come only as it moves.
+            if let record = try? PromiseClient.Record(client.call("get", ["id": .string(id)], timeout: nil)),
+                record.state == .pending, let fraction = record.json["progress"]?.doubleValue
+            {
+                draw(fraction, record.json["progressMessage"]?.stringValue)
+            }
+            let request = try client.send("wait", params)
+            while true {
+                do {
+                    return try client.result(for: request, timeout: .milliseconds(100))
+                } catch let error as PromiseClientError where error.code == .timedOut {
+                    // No answer yet: draw what came meanwhile.
+                }
+                while let notification = try client.nextNotification(timeout: .zero) {
+                    guard notification.method == "progress", notification.params["id"]?.stringValue == id,
+                        let fraction = notification.params["progress"]?.doubleValue
+                    else { continue }
+                    draw(fraction, notification.params["message"]?.stringValue)
+                }
             }
         }
     }

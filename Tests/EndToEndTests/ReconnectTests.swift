@@ -42,6 +42,30 @@ struct ReconnectTests {
         }
     }
 
+    @Test("wait --progress survives a kill -9 and restart of the daemon: it subscribes again, draws the progress made after it, and prints the value")
+    func progressWaitSurvivesRestart() throws {
+        try E2EDurableDaemon.with { daemon in
+            try daemon.call("create", ["id": "job"])
+            let waiter = try startCtl(daemon, ["wait", "job", "--progress"])
+            try waitForClients(daemon, 1)
+
+            daemon.kill9()
+            Thread.sleep(forTimeInterval: 0.3)
+            try daemon.start()
+            try waitForClients(daemon, 1)
+            // Told by a notification once subscribed again, or else by the `get` that follows subscribing.
+            try daemon.call("progress", ["id": "job", "progress": 0.5, "message": "half way"])
+            Thread.sleep(forTimeInterval: 0.3)
+            try daemon.call("resolve", ["id": "job", "value": "after the restart"])
+
+            let result = try waiter.finish(timeout: .seconds(30))
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout == "\"after the restart\"\n", "\(result)")
+            #expect(result.stderr.contains("lost the daemon; reconnecting"), "\(result)")
+            #expect(result.stderr.contains("job  50%  half way"), "\(result)")
+        }
+    }
+
     @Test("wait gives up with 69 when the daemon does not come back within --reconnect-timeout")
     func waitGivesUp() throws {
         try E2EDurableDaemon.with { daemon in

@@ -62,7 +62,8 @@ extension PromiseCtl {
             let record: PromiseClient.Record
             do {
                 if progress {
-                    record = try PromiseClient.Record(ProgressBar.wait(for: id, params: params, client: client))
+                    record = try PromiseClient.Record(
+                        ProgressBar.wait(for: id, params: params, connection: reconnect.reconnecting(client)))
                 } else {
                     // Asks again, on a new connection, when the daemon restarts meanwhile.
                     let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
