@@ -33,12 +33,10 @@ let package = Package(
         // and NSLock, with 64 threads on the machine's cores.
         .executableTarget(
             name: "ContentionBenchmarks",
-            dependencies: ["CBenchFutex", .product(name: "Promise", package: rootPackage)],
+            dependencies: [.product(name: "Promise", package: rootPackage)],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(name: "CEpoll"),
-        // The futex calls for ContentionBenchmarks' copy of the promise lock.
-        .target(name: "CBenchFutex"),
         // promised against redis-server and a bare echo server, across
         // processes; it starts and stops the servers itself.
         .executableTarget(

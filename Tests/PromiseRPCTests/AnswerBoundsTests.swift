@@ -6,13 +6,6 @@ import Testing
 /// and the ids a record lists as its children (`maxRecordChildren`).
 @Suite("Answer bounds")
 struct AnswerBoundsTests {
-    /// A batch line of `count` requests of `method` with `params`, ids 1…count.
-    private func batchLine(_ method: String, _ params: JSONValue, count: Int) -> String {
-        JSONValue.array((1...count).map { index in
-            ["jsonrpc": "2.0", "id": .int(index), "method": .string(method), "params": params]
-        }).description
-    }
-
     @Test("a batch of gets whose answers would pass maxBatchAnswerBytes: the first ones answered, the rest -32004, the line within the bound")
     func batchAnswerIsBounded() throws {
         var limits = DaemonLimits()
@@ -22,7 +15,7 @@ struct AnswerBoundsTests {
         harness.call("create", ["id": "big"], from: peer)
         harness.call("resolve", ["id": "big", "value": .string(String(repeating: "x", count: 30_000))], from: peer)
 
-        harness.send(batchLine("get", ["id": "big"], count: 1_000), from: peer)
+        harness.sendBatch(Array(repeating: ("get", ["id": "big"]), count: 1_000), from: peer)
         let line = try #require(peer.sent.last)
         let answers = try #require(try JSONValue(parsing: line).arrayValue)
         #expect(answers.count == 1_000)
@@ -45,13 +38,10 @@ struct AnswerBoundsTests {
         let harness = RPCHarness(limits: limits)
         let peer = harness.connect()
         let value = JSONValue.string(String(repeating: "y", count: 15_000))
-        let line = JSONValue.array([
-            ["jsonrpc": "2.0", "id": 1, "method": "create", "params": ["id": "a"]],
-            ["jsonrpc": "2.0", "id": 2, "method": "resolve", "params": ["id": "a", "value": value]],
-            ["jsonrpc": "2.0", "id": 3, "method": "create", "params": ["id": "b"]],
-            ["jsonrpc": "2.0", "id": 4, "method": "resolve", "params": ["id": "b", "value": value]],
-        ]).description
-        harness.send(line, from: peer)
+        harness.sendBatch([
+            ("create", ["id": "a"]), ("resolve", ["id": "a", "value": value]),
+            ("create", ["id": "b"]), ("resolve", ["id": "b", "value": value]),
+        ], from: peer)
         let last = try #require(peer.sent.last)
         let answers = try #require(try JSONValue(parsing: last).arrayValue)
         #expect(answers.map { $0["error"]?["code"] } == [nil, nil, nil, -32004])

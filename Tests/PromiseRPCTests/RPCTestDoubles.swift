@@ -183,6 +183,14 @@ final class RPCHarness {
         return id
     }
 
+    /// Sends `requests` (method and params) as one batch line, their ids numbered from 1.
+    func sendBatch(_ requests: [(method: String, params: JSONValue)], from peer: RPCFakePeer) {
+        let batch = JSONValue.array(requests.enumerated().map { index, request in
+            ["jsonrpc": "2.0", "id": .int(index + 1), "method": .string(request.method), "params": request.params]
+        })
+        send(String(decoding: batch.serialized(), as: UTF8.self), from: peer)
+    }
+
     /// Sends a notification (no id).
     func notify(_ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer) {
         let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]

@@ -15,15 +15,6 @@ struct RegistryDurabilityTests {
         return (store, harness, harness.connect())
     }
 
-    /// Sends `requests` (method and params) as one batch line, their ids numbered from 1.
-    private func sendBatch(_ requests: [(method: String, params: JSONValue)], to harness: RPCHarness,
-                           from peer: RPCFakePeer) {
-        let batch = JSONValue.array(requests.enumerated().map { index, request in
-            ["jsonrpc": "2.0", "id": .int(index + 1), "method": .string(request.method), "params": request.params]
-        })
-        harness.send(String(decoding: batch.serialized(), as: UTF8.self), from: peer)
-    }
-
     /// A registry restarted from `store` at wall-clock time `now`.
     private func restart(from store: MemoryPromiseStore, now: Int64? = nil) throws -> RPCHarness {
         let harness = RPCHarness(store: store)
@@ -89,12 +80,12 @@ struct RegistryDurabilityTests {
     func oneLineOneBatch() throws {
         let (store, harness, peer) = startDurable()
         let before = store.commitCount
-        sendBatch([
+        harness.sendBatch([
             ("create", ["id": "x1"]),
             ("create", ["id": "x2"]),
             ("then", ["id": "x1", "childId": "x3"]),
             ("resolve", ["id": "x1", "value": "v"]),
-        ], to: harness, from: peer)
+        ], from: peer)
         #expect(store.commitCount == before + 1)
         #expect(store["x1"]?.value == "v")
         #expect(store["x2"]?.state == "pending")
@@ -107,12 +98,12 @@ struct RegistryDurabilityTests {
     func promiseMadeAndForgottenInOneLineIsNotStored() throws {
         let (store, harness, peer) = startDurable()
         let before = store.commitCount
-        sendBatch([
+        harness.sendBatch([
             ("create", ["id": "gone"]),
             ("create", ["id": "kept"]),
             ("resolve", ["id": "gone", "value": 1]),
             ("forget", ["ids": ["gone"]]),
-        ], to: harness, from: peer)
+        ], from: peer)
         #expect(store.commitCount == before + 1)
         // Deletions are applied before upserts: a write of "gone" in the batch would have stayed.
         #expect(store["gone"] == nil)

@@ -47,21 +47,40 @@ struct Subject {
 /// Operations between two looks at the stop flag.
 let batch = 16
 
-/// A counter behind each kind of lock; every critical section is a read and a
-/// write of it, so that two holders at once would lose an increment.
-final class SpinCounter: @unchecked Sendable {  // `lock` guards `value`.
-    let lock = OldSpinLock()
-    var value = 0
+/// What the lock rows need of a lock.
+protocol CounterLock: ~Copyable {
+    func lock()
+    func unlock()
 }
 
-final class FutexCounter: @unchecked Sendable {  // `lock` guards `value`.
-    let lock = FutexLockCopy()
+extension OldSpinLock: CounterLock {}
+extension _FutexLock: CounterLock {}
+extension NSLock: CounterLock {}
+
+/// A counter behind a lock; every critical section is a read and a write of
+/// it, so that two holders at once would lose an increment.
+final class LockedCounter<Lock: CounterLock & ~Copyable>: @unchecked Sendable {  // `lock` guards `value`.
+    let lock: Lock
     var value = 0
+
+    init(_ lock: consuming Lock) {
+        self.lock = lock
+    }
 }
 
-final class NSLockCounter: @unchecked Sendable {  // `lock` guards `value`.
-    let lock = NSLock()
-    var value = 0
+/// The row of a lock made by `makeLock`: each operation takes it, adds one to
+/// the counter, and lets it go.
+func counterSubject<Lock: CounterLock & ~Copyable>(_ name: String, _ makeLock: @escaping () -> Lock) -> Subject {
+    Subject(name: name) {
+        let counter = LockedCounter(makeLock())
+        return ({ stop in
+            untilStopped(stop) {
+                counter.lock.lock()
+                counter.value &+= 1
+                counter.lock.unlock()
+            }
+        }, { counter.value == $0 })
+    }
 }
 
 /// Runs `operation` in batches until `stop`; returns how many it ran.
@@ -76,42 +95,15 @@ func untilStopped(_ stop: borrowing Atomic<Bool>, _ operation: () -> Void) -> In
 }
 
 let lockSubjects: [Subject] = [
-    Subject(name: "contention.lock.oldSpinLock") {
-        let counter = SpinCounter()
-        return ({ stop in
-            untilStopped(stop) {
-                counter.lock.lock()
-                counter.value &+= 1
-                counter.lock.unlock()
-            }
-        }, { counter.value == $0 })
-    },
-    Subject(name: "contention.lock.futexLock") {
-        let counter = FutexCounter()
-        return ({ stop in
-            untilStopped(stop) {
-                counter.lock.lock()
-                counter.value &+= 1
-                counter.lock.unlock()
-            }
-        }, { counter.value == $0 })
-    },
+    counterSubject("contention.lock.oldSpinLock") { OldSpinLock() },
+    counterSubject("contention.lock.futexLock") { _FutexLock() },
     Subject(name: "contention.lock.synchronizationMutex") {
         let mutex = Mutex(0)
         return ({ stop in
             untilStopped(stop) { mutex.withLock { $0 &+= 1 } }
         }, { total in mutex.withLock { $0 } == total })
     },
-    Subject(name: "contention.lock.NSLock") {
-        let counter = NSLockCounter()
-        return ({ stop in
-            untilStopped(stop) {
-                counter.lock.lock()
-                counter.value &+= 1
-                counter.lock.unlock()
-            }
-        }, { counter.value == $0 })
-    },
+    counterSubject("contention.lock.NSLock") { NSLock() },
     // The promise lock itself, reached through the public API: setting a
     // promise's name is one lock, one store and one unlock (nil over nil
     // releases nothing), with the call's own overhead around them.

@@ -27,8 +27,11 @@ import Synchronization
 /// cannot know whether others still sleep), so an unlock that finds 1 knows
 /// nobody sleeps and makes no system call, and one that finds 2 wakes one
 /// sleeper: no wake-up is lost.
-@usableFromInline
-struct _FutexLock: ~Copyable, Sendable {
+///
+/// Public, underscored, and not part of the API: only so that the contention
+/// benchmark (Benchmarks/Sources/ContentionBenchmarks) measures this lock
+/// itself rather than a copy that could drift from it.
+public struct _FutexLock: ~Copyable, Sendable {
     @usableFromInline
     let word = Atomic<UInt32>(_FutexLock.unlocked)
 
@@ -42,10 +45,10 @@ struct _FutexLock: ~Copyable, Sendable {
     static var spinsBeforeSleeping: Int { 64 }
 
     @inlinable
-    init() {}
+    public init() {}
 
     @inlinable
-    func lock() {
+    public func lock() {
         if word.compareExchange(expected: Self.unlocked, desired: Self.locked, successOrdering: .acquiring,
                                 failureOrdering: .relaxed).exchanged {
             return
@@ -76,7 +79,7 @@ struct _FutexLock: ~Copyable, Sendable {
     /// Another thread may have taken the lock in between: the woken sleeper
     /// then finds it held and sleeps again (the word says 2 once more).
     @inlinable
-    func unlock() {
+    public func unlock() {
         let previous = word.exchange(Self.unlocked, ordering: .releasing)
         assert(previous != Self.unlocked, "unlocking a lock that is not held")
         if previous == Self.lockedWithSleepers { wakeOneSleeper() }

@@ -60,11 +60,22 @@ struct _PromiseState: Sendable {
         parent = _NodeReference(nil)
     }
 
+    /// Bit `bit` of `flags`, which packs the Booleans below into one byte.
+    @inlinable
+    func flag(_ bit: UInt8) -> Bool {
+        flags & bit != 0
+    }
+
+    @inlinable
+    mutating func setFlag(_ bit: UInt8, _ isSet: Bool) {
+        flags = isSet ? flags | bit : flags & ~bit
+    }
+
     /// Whether the pending callbacks are to see a cancellation from above.
     @inlinable
     var settledByCancel: Bool {
-        get { flags & 1 != 0 }
-        set { flags = newValue ? flags | 1 : flags & ~1 }
+        get { flag(1) }
+        set { setFlag(1, newValue) }
     }
 
     /// An `always` child: cancelling it leaves its handler on the parent,
@@ -72,22 +83,22 @@ struct _PromiseState: Sendable {
     /// theirs.
     @inlinable
     var keepsHandlerWhenCancelled: Bool {
-        get { flags & 2 != 0 }
-        set { flags = newValue ? flags | 2 : flags & ~2 }
+        get { flag(2) }
+        set { setFlag(2, newValue) }
     }
 
     /// Recorded among its parent's children in flight (see `_StateExtras`).
     @inlinable
     var isInFlight: Bool {
-        get { flags & 4 != 0 }
-        set { flags = newValue ? flags | 4 : flags & ~4 }
+        get { flag(4) }
+        set { setFlag(4, newValue) }
     }
 
     /// Watched by the leak report: made pending while it was on.
     @inlinable
     var isLeakChecked: Bool {
-        get { flags & 8 != 0 }
-        set { flags = newValue ? flags | 8 : flags & ~8 }
+        get { flag(8) }
+        set { setFlag(8, newValue) }
     }
 
     @inlinable

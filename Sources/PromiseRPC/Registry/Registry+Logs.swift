@@ -54,6 +54,13 @@ extension Registry {
     /// million pending promises, or a day of steps kept by `--retain`, could
     /// hold 128 KiB each in memory.
     private func keepLogsWithinBudget(appendingTo current: StepLogs, _ currentID: String) {
+        evictSettledLogsPastBudget()
+        if logBook.heldBytes > limits.maxTotalLogBytes { evict(current, currentID) }
+    }
+
+    /// Lets the logs of settled steps go, those that settled first first,
+    /// until all logs are within `maxTotalLogBytes` or none is left to let go.
+    private func evictSettledLogsPastBudget() {
         while logBook.heldBytes > limits.maxTotalLogBytes, logBook.settledStart < logBook.settled.count {
             let (id, sequence) = logBook.settled[logBook.settledStart]
             logBook.settledStart += 1
@@ -64,7 +71,6 @@ extension Registry {
             logBook.settled.removeFirst(logBook.settledStart)
             logBook.settledStart = 0
         }
-        if logBook.heldBytes > limits.maxTotalLogBytes { evict(current, currentID) }
     }
 
     private func evict(_ log: StepLogs, _ id: String) {
@@ -257,12 +263,7 @@ extension Registry {
         }
         // Settled longest ago first, as far as a restart can tell: in creation order.
         logBook.settled += settled.sorted { $0.sequence < $1.sequence }
-        while logBook.heldBytes > limits.maxTotalLogBytes, logBook.settledStart < logBook.settled.count {
-            let (id, sequence) = logBook.settled[logBook.settledStart]
-            logBook.settledStart += 1
-            guard let log = logBook.logs[id], log.sequence == sequence else { continue }
-            evict(log, id)
-        }
+        evictSettledLogsPastBudget()
     }
 }
 

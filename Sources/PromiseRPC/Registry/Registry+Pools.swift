@@ -180,13 +180,7 @@ extension Registry {
         // A notification asks for a slot nobody would be told it holds.
         guard let answerLater = call.answerValueLater else { return nil }
         let session = try session(call.connectionID)
-        if session.peer.isReserved {
-            throw RPCError(
-                .limitExceeded,
-                "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "
-                    + "and read promises only, and cannot pool.acquire",
-                data: ["limit": "maxConnections", "value": .int(limits.maxConnections), "reserved": true])
-        }
+        if session.peer.isReserved { throw reserveRefusal("pool.acquire") }
         let connection = call.connectionID
         let holder = PoolSlot.Holder.connection(connection, promiseID: promiseID)
         if pool.hasFreeSlot && pool.queuedCount == 0 {

@@ -1,1 +1,0 @@
-../../../../Sources/CFutex/futex.h
