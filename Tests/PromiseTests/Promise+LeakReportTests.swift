@@ -118,7 +118,7 @@ struct PromiseLeakReportTests {
         #expect(!after.contains(rootSerial) && !after.contains(childSerial))
     }
 
-    @Test("only pending promises made while the report is on are listed, and serial numbers stay consecutive when it is on")
+    @Test("only pending promises made while the report is on are listed, and serial numbers keep counting without flag bits when it is on")
     func onlyPromisesMadeWhileOnAreWatched() {
         // Arrange.
         #expect(!PromiseLeakReport.isEnabled)
@@ -145,8 +145,11 @@ struct PromiseLeakReportTests {
         #expect(!listed.contains(unwatched.serialNumber) && !listed.contains(unwatchedChild.serialNumber))
         #expect(listed.contains(first) && listed.contains(second))
         #expect(!listed.contains(settled), "a watched promise alive but settled is not listed")
-        #expect(second == first + 1)
-        #expect(first < 1 << 62)
+        // Other suites make promises on other threads meanwhile, so the two
+        // need not be adjacent; but turning the report on must not leave its
+        // flag bits in serial numbers, nor make them jump.
+        #expect(second > first && second - first < 1 << 20)
+        #expect(first < 1 << 62 && second < 1 << 62)
     }
 }
 
