@@ -270,4 +270,12 @@ func runAsync(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
-BenchmarkRunner().main(single + joins + crossThread + operators)
+/// `--names A,B,…` times only those benchmarks (rounds interleaved as for
+/// the whole list): for comparing a benchmark with its anchor quickly.
+let all = single + joins + crossThread + operators
+if let index = CommandLine.arguments.firstIndex(of: "--names"), index + 1 < CommandLine.arguments.count {
+    let names = Set(CommandLine.arguments[index + 1].split(separator: ",").map(String.init))
+    BenchmarkRunner().main(all.filter { names.contains($0.name) }, arguments: [])
+} else {
+    BenchmarkRunner().main(all)
+}

@@ -101,6 +101,19 @@ struct _PromiseState: Sendable {
         set { setFlag(8, newValue) }
     }
 
+    /// A handler that may hand work to an executor other than `.inline`
+    /// (or whose kind is not known) was registered while pending: settling
+    /// then hands the handlers out under `callbacksPending`, keeping
+    /// registration order for handlers registered meanwhile on other
+    /// threads. Without one, the settling thread hands out `.inline`
+    /// handlers only, which have no order to keep with other threads'
+    /// registrations (see `Promise._handOutThread`).
+    @inlinable
+    var hasOrderedHandlers: Bool {
+        get { flag(16) }
+        set { setFlag(16, newValue) }
+    }
+
     @inlinable
     var writableExtras: _StateExtras {
         mutating get {

@@ -51,7 +51,7 @@ extension Promise {
         case .success(let other):
             _markInFlight()
             guard !_adopt(other, &work), isCancelled else { return }
-            other._register(other._adoptCallback(adopter: self), isChild: true, &work)
+            other._register(other._adoptCallback(adopter: self), isChild: true, inline: true, &work)
             _cancelUpwards(from: _UpwardStep(parent: other, child: self), &work)
         case .failure(let error):
             _settle(.failure(error), &work)
@@ -69,7 +69,7 @@ extension Promise {
             // before this rejection does.
             return _settle(.failure(PromiseError.cycle), &work)
         case .linked:
-            other._register(other._adoptCallback(adopter: self), isChild: false, &work)
+            other._register(other._adoptCallback(adopter: self), isChild: false, inline: true, &work)
             return true
         }
     }

@@ -23,7 +23,7 @@ extension Promise {
         _ body: @escaping @Sendable (Value) throws -> U
     ) -> Promise<U> {
         let child = Promise<U>(following: self)
-        _register(_thenCallback(body, child: child, executor: executor), isChild: true)
+        _register(_thenCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 
@@ -50,7 +50,7 @@ extension Promise {
         _ body: @escaping @Sendable (Value) throws -> Promise<U>
     ) -> Promise<U> {
         let child = Promise<U>(following: self)
-        _register(_thenAdoptCallback(body, child: child, executor: executor), isChild: true)
+        _register(_thenAdoptCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 }
