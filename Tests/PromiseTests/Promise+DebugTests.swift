@@ -23,14 +23,19 @@ struct PromiseDebugTests {
         #expect(child.serialNumber > serials.last!)
     }
 
-    @Test("serial numbers are unique across threads")
+    @Test("serial numbers are unique across threads, also past the blocks of numbers threads take, and increase on each thread")
     func serialNumbersUnique() async {
-        let serials = Recorder<UInt64>()
-        let finished = await runOnThreads(4) { _ in
-            for _ in 0..<500 { serials.append(Promise<Int>().serialNumber) }
+        let perThread = (0..<4).map { _ in Recorder<UInt64>() }
+        let finished = await runOnThreads(4) { thread in
+            for _ in 0..<3_000 { perThread[thread].append(Promise<Int>().serialNumber) }
         }
         #expect(finished)
-        #expect(Set(serials.values).count == 2_000)
+        let all = perThread.flatMap(\.values)
+        #expect(Set(all).count == 12_000)
+        #expect(!all.contains(0))
+        for serials in perThread.map(\.values) {
+            #expect(zip(serials, serials.dropFirst()).allSatisfy { $0 < $1 })
+        }
     }
 
     @Test("generation is the depth in the chain: 0 for a root, parent's + 1 for then, recover and always children")

@@ -95,6 +95,65 @@ extension BarrierRaceTests {
             #expect(order.values == ["first", "second", "registered by first"])
         }
 
+        @Test(".inline handler registered from another thread while the settling thread still runs earlier .inline handlers runs at once, inside then")
+        func inlineRegistrationDuringInlineHandoutRunsAtOnce() async {
+            // Arrange: the first handler, on the settling thread, waits (5 s
+            // at most) for the second to have run.
+            let promise = Promise<Int>()
+            let firstStarted = DispatchSemaphore(value: 0)
+            let secondRan = DispatchSemaphore(value: 0)
+            let firstSawSecond = Recorder<Bool>()
+            promise.then(on: .inline) { _ in
+                firstStarted.signal()
+                firstSawSecond.append(secondRan.wait(timeout: .now() + 5) == .success)
+            }
+            let settler = Thread { promise.fulfill(7) }
+            settler.start()
+            #expect(firstStarted.wait(timeout: .now() + 10) == .success)
+
+            // Act: register here while the first handler is still running.
+            let second = promise.then(on: .inline) { value -> Int in
+                secondRan.signal()
+                return value + 1
+            }
+
+            // Assert: it ran inside `then`, on this thread (CORE-API: `.inline`
+            // runs at once when the promise is already settled), not after
+            // the first handler returned.
+            #expect(second.fulfilledNow == 8)
+            #expect(await eventually { firstSawSecond.count == 1 })
+            #expect(firstSawSecond.values == [true])
+        }
+
+        @Test("a handler registered from another thread after one the settling thread queued from inside an .inline handler runs after it on a serial executor")
+        func registrationAfterReentrantOneKeepsOrder() async {
+            // Arrange: the settling thread's .inline handler registers handler
+            // 1 on the same promise (it queues behind the hand-out), then has
+            // another thread register handler 2 and waits until it has.
+            let executor = ImmediateExecutor()
+            let order = Recorder<Int>()
+            let promise = Promise<Int>()
+            let secondRegistered = DispatchSemaphore(value: 0)
+            let lastChild = LockedBox<Promise<Void>?>(nil)
+            promise.then(on: .inline) { _ in
+                promise.then(on: executor) { _ in order.append(1) }
+                Thread {
+                    lastChild.value = promise.then(on: executor) { _ in order.append(2) }
+                    secondRegistered.signal()
+                }.start()
+                _ = secondRegistered.wait(timeout: .now() + 10)
+            }
+
+            // Act.
+            let settled = await onNewThread { promise.fulfill(0) }
+
+            // Assert: handler 1, registered first, ran first.
+            #expect(settled != nil)
+            #expect(await eventually { order.count == 2 })
+            #expect(order.values == [1, 2])
+            #expect(lastChild.value?.fulfilledNow != nil)
+        }
+
         // MARK: (c) adoption cycles closed from two threads
 
         @Test("a.resolve(b) racing b.resolve(a): one of them finds the cycle and both end rejected with PromiseError.cycle")
@@ -147,6 +206,12 @@ extension BarrierRaceTests {
             #expect(hanging == 0, "\(hanging) of \(rounds) triangles wait on themselves for ever")
         }
     }
+}
+
+/// An executor that runs work at once on the calling thread, but is not
+/// `.inline`: the core hands its handlers out as it does any executor's.
+private struct ImmediateExecutor: Executor {
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
 }
 
 /// An executor that runs work at once, on the calling thread, recording the

@@ -35,14 +35,11 @@ enum _SerialNumbers {
     /// How many numbers a thread takes at a time.
     static var blockSize: UInt64 { 1_024 }
 
-    /// Each thread's block: two `UInt64`s, its next number and the end of
-    /// its block; freed when the thread exits.
-    static let blockKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { block in free(block) }
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
+    /// The key of each thread's block (two `UInt64`s: its next number and
+    /// the end of its block; freed when the thread exits), plus 1; 0 until
+    /// the first promise is numbered. An atomic rather than a lazily made
+    /// `static let`, whose every read went through `swift_once`.
+    static let blockKeyPlusOne = Atomic<UInt32>(0)
 
     /// The counter's bit that is the leak report's switch.
     @usableFromInline
@@ -60,30 +57,52 @@ enum _SerialNumbers {
     @usableFromInline
     static func next() -> UInt64 {
         let flags = counter.load(ordering: .relaxed) & flagBits
-        let block = threadBlock()
-        if block[0] == block[1] { takeBlock(into: block) }
-        let number = block[0]
-        block[0] = number + 1
-        return number | flags
+        let keyPlusOne = blockKeyPlusOne.load(ordering: .acquiring)
+        if keyPlusOne != 0, let raw = pthread_getspecific(pthread_key_t(keyPlusOne - 1)) {
+            let block = raw.assumingMemoryBound(to: UInt64.self)
+            let number = block[0]
+            if number != block[1] {
+                block[0] = number + 1
+                return number | flags
+            }
+        }
+        return nextInNewBlock() | flags
     }
 
-    /// This thread's block, made (empty) on first use.
-    static func threadBlock() -> UnsafeMutablePointer<UInt64> {
-        if let block = pthread_getspecific(blockKey) { return block.assumingMemoryBound(to: UInt64.self) }
-        guard let raw = malloc(2 * MemoryLayout<UInt64>.size) else { fatalError("out of memory") }
-        let block = raw.bindMemory(to: UInt64.self, capacity: 2)
-        block[0] = 0
-        block[1] = 0
-        pthread_setspecific(blockKey, raw)
-        return block
-    }
-
-    /// Reserves the next `blockSize` numbers for this thread. Numbers start
+    /// Takes a new block for this thread (making the key and the thread's
+    /// block first if need be) and returns its first number. Numbers start
     /// at 1: 0 means "no parent" (see `Promise._parentSerial`).
-    static func takeBlock(into block: UnsafeMutablePointer<UInt64>) {
-        let start = counter.wrappingAdd(blockSize, ordering: .relaxed).oldValue & ~flagBits
-        block[0] = max(start, 1)
-        block[1] = start + blockSize
+    @inline(never)
+    static func nextInNewBlock() -> UInt64 {
+        var keyPlusOne = blockKeyPlusOne.load(ordering: .acquiring)
+        if keyPlusOne == 0 { keyPlusOne = makeBlockKey() }
+        let key = pthread_key_t(keyPlusOne - 1)
+        let block: UnsafeMutablePointer<UInt64>
+        if let raw = pthread_getspecific(key) {
+            block = raw.assumingMemoryBound(to: UInt64.self)
+        } else {
+            guard let raw = malloc(2 * MemoryLayout<UInt64>.size) else { fatalError("out of memory") }
+            block = raw.bindMemory(to: UInt64.self, capacity: 2)
+            pthread_setspecific(key, raw)
+        }
+        let reserved = counter.wrappingAdd(blockSize, ordering: .relaxed).oldValue & ~flagBits
+        let start = max(reserved, 1)
+        block[0] = start + 1
+        block[1] = reserved + blockSize
+        return start
+    }
+
+    /// Makes the key of the threads' blocks, once: a thread that loses the
+    /// race to publish its key deletes it and takes the winner's.
+    static func makeBlockKey() -> UInt32 {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { block in free(block) }
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        let (exchanged, current) = blockKeyPlusOne.compareExchange(
+            expected: 0, desired: UInt32(key) + 1, successOrdering: .releasing, failureOrdering: .acquiring)
+        if exchanged { return UInt32(key) + 1 }
+        pthread_key_delete(key)
+        return current
     }
 
     /// Whether a promise numbered with `value`, which has a flag bit set,
