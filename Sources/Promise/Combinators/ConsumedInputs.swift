@@ -27,16 +27,40 @@ final class _ConsumedInputs<Value: Sendable>: Sendable {
     /// Consumes `promise` for slot `index` with `handler`, whose follower
     /// must be `key`. Once stopped, `handler` is not registered and the
     /// promise is given up at once, as a consumer that was cancelled.
-    func consume(_ promise: Promise<Value>, at index: Int, key: any AnyObject & Sendable, _ handler: _Callback) {
-        let recorded = state.withLock { state -> Bool in
-            guard !state.stopped else { return false }
-            state.entries[index] = Entry(promise: promise, registered: false)
-            return true
+    ///
+    /// Returns false, consuming nothing, when `promise` waits on `output`,
+    /// the combinator's own result (a step chained from a promise resolved
+    /// with that result): the combinator would wait on itself for ever, and
+    /// rejects with ``PromiseError/cycle`` instead. Recording the promise
+    /// (which the cycle check of `resolve` walks, see `_CombinedInputs`) and
+    /// this check are one step under `_AdoptionLock`, so that a `resolve`
+    /// closing the cycle meanwhile is seen by one side or the other.
+    func consume(
+        _ promise: Promise<Value>, at index: Int, key: any AnyObject & Sendable, output: AnyObject,
+        _ handler: _Callback
+    ) -> Bool {
+        let step = _AdoptionLock.withLock { () -> _ConsumeStep in
+            let recorded = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.entries[index] = Entry(promise: promise, registered: false)
+                return true
+            }
+            guard recorded else { return .stopped }
+            guard promise._waits(on: output) else { return .recorded }
+            state.withLock { state in
+                if state.entries[index]?.promise === promise { state.entries[index] = nil }
+            }
+            return .cycle
         }
-        guard recorded else {
+        switch step {
+        case .cycle:
+            return false
+        case .stopped:
             promise._register(_Callback(follower: key, body: _NoBody()) { _, _, _, _ in }, isChild: true)
             promise._consumerCancelled(key)
-            return
+            return true
+        case .recorded:
+            break
         }
         promise._register(handler, isChild: true)
         let stoppedMeanwhile = state.withLock { state -> Bool in
@@ -45,6 +69,7 @@ final class _ConsumedInputs<Value: Sendable>: Sendable {
             return false
         }
         if stoppedMeanwhile { promise._consumerCancelled(key) }
+        return true
     }
 
     /// Forgets slot `index`, whose promise has settled.
@@ -61,5 +86,24 @@ final class _ConsumedInputs<Value: Sendable>: Sendable {
             return state.entries.values.filter(\.registered).map(\.promise)
         }
         for promise in registered { promise._consumerCancelled(key) }
+    }
+}
+
+/// What `consume` found under the adoption lock.
+private enum _ConsumeStep {
+    case recorded, stopped, cycle
+}
+
+/// The promises in flight are the inputs a combinator's result waits on,
+/// for the cycle check of `resolve` (set as the result's `combinedInputs`
+/// with `watchedBy(_:)`).
+extension _ConsumedInputs: _CombinedInputs {
+    var _cycleInputs: [any _PromiseNode] {
+        state.withLock { $0.entries.values.map(\.promise) }
+    }
+
+    /// Makes `output`'s cycle check walk up through these promises.
+    func watchedBy<Output>(_ output: Promise<Output>) {
+        output._withState { $0.writableExtras.combinedInputs = self }
     }
 }

@@ -58,6 +58,7 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
         self.executor = executor
         self.body = body
         state = _Locked(State(results: Array(repeating: nil, count: items.count)))
+        inFlight.watchedBy(output)
     }
 
     /// Runs `body` for the next unclaimed elements, one at a time: while
@@ -77,10 +78,12 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
                     // Consumed as a child, so that stopping cancels it only
                     // if nothing else waits on it; a stop that came while
                     // `body` ran is seen here (it used to be lost).
-                    inFlight.consume(promise, at: index, key: self, _Callback(follower: self) { [self] result, _, _ in
-                        inFlight.settled(at: index)
-                        if finished(index, result._result(Value.self)) { startNext() }
-                    })
+                    let consumed = inFlight.consume(
+                        promise, at: index, key: self, output: output, _Callback(follower: self) { [self] result, _, _ in
+                            inFlight.settled(at: index)
+                            if finished(index, result._result(Value.self)) { startNext() }
+                        })
+                    if !consumed { fail(PromiseError.cycle) }
                     return
                 }
                 guard finished(index, result) else { return }

@@ -37,6 +37,7 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
         self.output = output
         self.executor = executor
         self.step = step
+        inFlight.watchedBy(output)
     }
 
     /// Takes steps from `first` on. Steps whose promise is already settled
@@ -60,10 +61,12 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
                 guard let result = next.result else {
                     // Consumed as a child: stopping cancels it only if
                     // nothing else waits on it.
-                    inFlight.consume(next, at: number, key: self, _Callback(follower: self) { [self, number] result, _, _ in
-                        inFlight.settled(at: number)
-                        if took(result._result(Value.self)) { run(step: number + 1) }
-                    })
+                    let consumed = inFlight.consume(
+                        next, at: number, key: self, output: output, _Callback(follower: self) { [self, number] result, _, _ in
+                            inFlight.settled(at: number)
+                            if took(result._result(Value.self)) { run(step: number + 1) }
+                        })
+                    if !consumed { output.reject(PromiseError.cycle) }
                     return
                 }
                 guard took(result) else { return }

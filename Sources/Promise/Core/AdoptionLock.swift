@@ -39,7 +39,7 @@ enum _AdoptionLock {
 
     /// Runs `body` holding the lock.
     @usableFromInline
-    static func withLock(_ body: () -> _LinkOutcome) -> _LinkOutcome {
+    static func withLock<R>(_ body: () -> R) -> R {
         let me = currentThread
         if owner.load(ordering: .relaxed) == me { return body() }
         return mutex.withLock { _ in

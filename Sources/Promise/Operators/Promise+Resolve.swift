@@ -12,8 +12,12 @@ extension Promise {
     /// are made on several threads at once (`a.resolve(b)` racing
     /// `b.resolve(a)`: one of them is rejected, and the other follows it).
     /// A combinator over this promise counts even when another of its
-    /// inputs could still settle it (`race([self, other])`). Not followed:
-    /// the promises `forEach`, `iterate` and `retry` make from their steps.
+    /// inputs could still settle it (`race([self, other])`). `forEach`,
+    /// `iterate` and `retry` wait on the step promises in flight: resolving
+    /// with one of them while a step waits on this promise is a cycle, and a
+    /// step that comes to wait on their own result (a step chained from a
+    /// promise resolved with it) rejects that result with
+    /// ``PromiseError/cycle``.
     ///
     /// ```swift
     /// let cached = Promise<Image>()

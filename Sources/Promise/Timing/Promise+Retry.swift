@@ -45,6 +45,7 @@ final class _Retry<Value: Sendable, E: Executor>: Sendable {
         self.delay = delay
         self.executor = executor
         self.body = body
+        inFlight.watchedBy(output)
     }
 
     func start(attempt: Int) {
@@ -59,10 +60,14 @@ final class _Retry<Value: Sendable, E: Executor>: Sendable {
             }
             // Consumed as a child: stopping cancels it only if nothing else
             // waits on it.
-            inFlight.consume(promise, at: attempt, key: self, _Callback(follower: self) { [self] result, _, _ in
-                inFlight.settled(at: attempt)
-                finish(attempt: attempt, result._result(Value.self))
-            })
+            // An attempt that waits on the output itself is no failure to
+            // retry: no attempt can settle it.
+            let consumed = inFlight.consume(
+                promise, at: attempt, key: self, output: output, _Callback(follower: self) { [self] result, _, _ in
+                    inFlight.settled(at: attempt)
+                    finish(attempt: attempt, result._result(Value.self))
+                })
+            if !consumed { output.reject(PromiseError.cycle) }
         }
     }
 
