@@ -78,11 +78,11 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
                     // Consumed as a child, so that stopping cancels it only
                     // if nothing else waits on it; a stop that came while
                     // `body` ran is seen here (it used to be lost).
-                    let consumed = inFlight.consume(
-                        promise, at: index, key: self, output: output, _Callback(follower: self) { [self] result, _, _ in
-                            inFlight.settled(at: index)
-                            if finished(index, result._result(Value.self)) { startNext() }
-                        })
+                    let handler = _Callback(follower: self) { [self] result, _, _ in
+                        inFlight.settled(at: index)
+                        if finished(index, result._result(Value.self)) { startNext() }
+                    }
+                    let consumed = inFlight.consume(promise, at: index, key: self, output: output, handler)
                     if !consumed { fail(PromiseError.cycle) }
                     return
                 }

@@ -61,11 +61,11 @@ final class _Iteration<Value: Sendable, E: Executor>: Sendable {
                 guard let result = next.result else {
                     // Consumed as a child: stopping cancels it only if
                     // nothing else waits on it.
-                    let consumed = inFlight.consume(
-                        next, at: number, key: self, output: output, _Callback(follower: self) { [self, number] result, _, _ in
-                            inFlight.settled(at: number)
-                            if took(result._result(Value.self)) { run(step: number + 1) }
-                        })
+                    let handler = _Callback(follower: self) { [self, number] result, _, _ in
+                        inFlight.settled(at: number)
+                        if took(result._result(Value.self)) { run(step: number + 1) }
+                    }
+                    let consumed = inFlight.consume(next, at: number, key: self, output: output, handler)
                     if !consumed { output.reject(PromiseError.cycle) }
                     return
                 }

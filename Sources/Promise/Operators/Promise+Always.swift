@@ -21,7 +21,9 @@ extension Promise {
     ) -> Promise<Value> {
         let child = Promise<Value>(following: self)
         child._withState { $0.keepsHandlerWhenCancelled = true }
-        _register(_alwaysCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
+        _register(
+            _alwaysCallback(body, child: child, executor: executor), isChild: true,
+            inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 }

@@ -20,7 +20,9 @@ extension Promise {
         _ body: @escaping @Sendable (any Error) throws -> Value
     ) -> Promise<Value> {
         let child = Promise<Value>(following: self)
-        _register(_recoverCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
+        _register(
+            _recoverCallback(body, child: child, executor: executor), isChild: true,
+            inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 
@@ -41,7 +43,9 @@ extension Promise {
         _ body: @escaping @Sendable (any Error) throws -> Promise<Value>
     ) -> Promise<Value> {
         let child = Promise<Value>(following: self)
-        _register(_recoverAdoptCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
+        _register(
+            _recoverAdoptCallback(body, child: child, executor: executor), isChild: true,
+            inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 }

@@ -23,7 +23,9 @@ extension Promise {
         _ body: @escaping @Sendable (Value) throws -> U
     ) -> Promise<U> {
         let child = Promise<U>(following: self)
-        _register(_thenCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
+        _register(
+            _thenCallback(body, child: child, executor: executor), isChild: true,
+            inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 
@@ -50,7 +52,9 @@ extension Promise {
         _ body: @escaping @Sendable (Value) throws -> Promise<U>
     ) -> Promise<U> {
         let child = Promise<U>(following: self)
-        _register(_thenAdoptCallback(body, child: child, executor: executor), isChild: true, inline: type(of: executor) == InlineExecutor.self)
+        _register(
+            _thenAdoptCallback(body, child: child, executor: executor), isChild: true,
+            inline: type(of: executor) == InlineExecutor.self)
         return child
     }
 }
