@@ -16,18 +16,20 @@ struct PromiseCtlFastPathTests {
         ["get", "--socket=/tmp/x.sock", "build/lib"],
         ["create"],
         ["create", "a", "--name", "library build", "--timeout", "600", "--if-exists"],
-        ["create", "--timeout=0.5", "a"],
+        ["create", "--timeout=0.5", "a", "--socket", "/tmp/x.sock"],
         ["resolve", "a"],
         ["resolve", "a", #"{"artifact":"lib.a","ok":true}"#],
         ["resolve", "a", "-", "--string"],
         ["resolve", "--string", "a", "hello world"],
+        ["--socket=/tmp/x.sock", "resolve", "a", "1"],
+        ["reject", "a", "--socket", "/tmp/x.sock"],
         ["reject", "a"],
         ["reject", "a", "compiler crashed", "--code", "139", "--data", #"{"log":"build.log"}"#],
         ["run", "a", "--", "true"],
         ["run", "--grace", "0.5", "--pool", "cc", "a", "--reconnect-timeout", "0", "--", "cc", "-c", "--socket", "b.c"],
         ["--socket", "/tmp/x.sock", "run", "a", "--grace=0", "--", "sh", "-c", "exit 3"],
         ["then", "p"],
-        ["then", "p", "--id", "c"],
+        ["then", "p", "--id", "c", "--socket", "/tmp/x.sock"],
         [
             "then", "p", "--id", "c", "--on", "settled", "--cwd", "sub", "--env", "A=1", "--env=B=2", "--pool", "cc",
             "--daemon-env", "--", "make", "--jobs", "--", "x",
@@ -36,6 +38,7 @@ struct PromiseCtlFastPathTests {
         ["wait", "a", "--timeout", "2.5", "--raw", "--progress", "--cancel-on-signal", "--reconnect-timeout=3"],
         ["wait", "--json", "a", "--socket", "/tmp/x.sock"],
         ["all"],
+        ["--socket", "/tmp/x.sock", "all", "a"],
         ["all", "a", "b", "c", "--id", "j", "--policy", "nulls"],
         ["all", "a", "--stop-on-failure", "--policy=fail-fast"],
     ]
@@ -52,9 +55,6 @@ struct PromiseCtlFastPathTests {
 
     @Test("every option of the fast path's commands is covered by the lines above")
     func everyOptionIsCovered() {
-        let given = Set(Self.takenLines.joined().filter { $0.hasPrefix("--") && $0 != "--" }.map {
-            String($0.prefix { $0 != "=" })
-        })
         for command in [
             PromiseCtl.Get.self, PromiseCtl.Create.self, PromiseCtl.Resolve.self, PromiseCtl.Reject.self,
             PromiseCtl.Run.self, PromiseCtl.Then.self, PromiseCtl.Wait.self, PromiseCtl.All.self,
@@ -67,8 +67,13 @@ struct PromiseCtlFastPathTests {
                 return String(trimmed.prefix { $0.isLetter || $0.isNumber || $0 == "-" })
             }
             #expect(!options.isEmpty)
+            // The options given in the lines of this command, before a CMD's `--`.
+            let name = command.configuration.commandName ?? ""
+            let given = Set(Self.takenLines.filter { $0.contains(name) }.flatMap { line in
+                line.prefix { $0 != "--" }.filter { $0.hasPrefix("--") }.map { String($0.prefix { $0 != "=" }) }
+            })
             for option in options where option != "--help" && option != "--version" {
-                #expect(given.contains(option), "\(command.configuration.commandName ?? "") \(option)")
+                #expect(given.contains(option), "\(name) \(option)")
             }
         }
     }
