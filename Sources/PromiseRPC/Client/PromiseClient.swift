@@ -35,15 +35,8 @@ public final class PromiseClient {
     private var inputBuffer: [UInt8] = []
     /// Where the search for "\n" resumes in `inputBuffer`.
     private var scanOffset = 0
-    /// Answers that arrived before anyone asked for them, by id (null-id error
-    /// answers to unparseable requests can repeat, hence a queue per id).
-    private var unclaimedResponses: [JSONValue: [JSONValue]] = [:]
-    /// The id ``response(for:deadline:)`` is reading for, and its answer once
-    /// read. An answer that comes in order goes here, not through
-    /// `unclaimedResponses`: making that dictionary's storage looks up
-    /// `JSONValue: Hashable` in the runtime's conformance tables, a sixth of a
-    /// short `promisectl get`'s instructions.
-    private var awaited: (id: JSONValue, response: JSONValue?)?
+    /// Answers that arrived before anyone asked for them.
+    private var unclaimedResponses = UnclaimedResponses()
     private var queuedNotifications: [Notification] = []
     private var notificationHead = 0
     private var reachedEndOfInput = false
@@ -279,9 +272,7 @@ public final class PromiseClient {
     /// once the connection is closed, so that the caller sees that reason
     /// rather than "closed before answering".
     private func throwRefusal() throws {
-        guard !unclaimedResponses.isEmpty, var refusals = unclaimedResponses[.null], !refusals.isEmpty else { return }
-        let last = refusals.removeLast()
-        unclaimedResponses[.null] = refusals.isEmpty ? nil : refusals
+        guard let last = unclaimedResponses.takeLast(for: .null) else { return }
         _ = try Self.unwrap(last)
     }
 
@@ -301,22 +292,8 @@ public final class PromiseClient {
     }
 
     private func response(for id: JSONValue, deadline: ContinuousClock.Instant?) throws -> JSONValue {
-        defer {
-            // Read, then a later line of the same chunk threw: kept for the next ask, as before.
-            if let awaited, let response = awaited.response { unclaimedResponses[awaited.id, default: []].append(response) }
-            awaited = nil
-        }
         while true {
-            if !unclaimedResponses.isEmpty, var waiting = unclaimedResponses[id], !waiting.isEmpty {
-                let first = waiting.removeFirst()
-                unclaimedResponses[id] = waiting.isEmpty ? nil : waiting
-                return first
-            }
-            if let response = awaited?.response {
-                awaited = nil
-                return response
-            }
-            awaited = (id, nil)
+            if let first = unclaimedResponses.takeFirst(for: id) { return first }
             if reachedEndOfInput {
                 try throwRefusal()
                 throw PromiseClientError(.connectionClosed, "the daemon closed the connection before answering")
@@ -381,11 +358,7 @@ public final class PromiseClient {
         if let method = members["method"]?.stringValue, members["id"] == nil {
             queuedNotifications.append(Notification(method: method, params: members["params"] ?? .null))
         } else if let id = members["id"], members["result"] != nil || members["error"] != nil {
-            if let awaited, awaited.response == nil, awaited.id == id {
-                self.awaited = (id, message)
-            } else {
-                unclaimedResponses[id, default: []].append(message)
-            }
+            unclaimedResponses.append(message, for: id)
         } else {
             throw PromiseClientError(.invalidResponse, "the daemon sent an unexpected message: \(message)")
         }
