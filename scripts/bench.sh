@@ -15,11 +15,12 @@ mkdir -p bench
 core=Benchmarks/.build/release/CoreBenchmarks
 contention=Benchmarks/.build/release/ContentionBenchmarks
 daemon_bench=Benchmarks/.build/release/DaemonBenchmarks
-# Built as `make release` builds them (the standard library linked in, promisectl not PIE).
-swift build -c release --static-swift-stdlib --product promised
-swift build -c release --static-swift-stdlib -Xlinker -no-pie --product promisectl
+# Built by `make release` (the standard library linked in; promisectl fully
+# static, in a scratch folder of its own).
+make release
 bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 promised="$bin/promised"
+promisectl="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/promisectl"
 
 echo "core benchmarks (timed, median of 7 rounds)…" >&2
 "$core" > bench/core.jsonl
@@ -64,10 +65,10 @@ fi
 
 # One call from a shell script: promisectl get and run against redis-cli get.
 echo "one call as a fresh process (promisectl get, run -- true, redis-cli get)…" >&2
-python3 scripts/bench_launch.py "$promised" "$bin/promisectl" "$(command -v redis-server)" "$(command -v redis-cli)" \
+python3 scripts/bench_launch.py "$promised" "$promisectl" "$(command -v redis-server)" "$(command -v redis-cli)" \
     > bench/launch.jsonl
 echo "a 21-file C build: make -j2 and promisectl run steps…" >&2
-python3 scripts/bench_pipeline.py "$promised" "$bin/promisectl" >> bench/launch.jsonl
+python3 scripts/bench_pipeline.py "$promised" "$promisectl" >> bench/launch.jsonl
 
 python3 scripts/bench_report.py bench/core.jsonl bench/allocations.jsonl bench/daemon.jsonl bench/launch.jsonl \
     bench/contention.jsonl \

@@ -58,7 +58,7 @@ enum Failure {
     /// Writes `promisectl: <message>` and a newline to stderr.
     static func report(_ message: String) {
         let line = "promisectl: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        Output.write(line, to: STDERR_FILENO)
     }
 }
 

@@ -14,7 +14,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The socket path, found the way the daemon finds it.
     var resolvedSocketPath: String {
-        SocketPath.resolve(explicit: socket, environment: ProcessInfo.processInfo.environment)
+        SocketPath.resolve(explicit: socket)
     }
 
     /// Connects, waiting for answers without a client-side limit: the daemon

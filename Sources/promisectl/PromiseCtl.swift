@@ -1,8 +1,9 @@
 import ArgumentParser
 import PromiseRPC
 
-/// `promisectl`: the command-line client of the `promised` daemon.
-@main
+/// `promisectl`: the command-line client of the `promised` daemon. Its
+/// entry point is ``PromiseCtlEntry``, which takes the command lines scripts
+/// run in loops past ArgumentParser.
 struct PromiseCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "promisectl",

@@ -7,12 +7,12 @@ import PromiseRPC
 /// takes its lease again, subscribes again (a cancellation made meanwhile
 /// arrives then), and settles the promise on the new connection.
 extension RunSession {
-    /// Takes the lease of `id` on `client`'s connection: `create … lease`
-    /// leases only a promise it makes, and a `run` that dies must never leave
-    /// a promise pending forever, whoever created it.
-    func takeLease(on client: PromiseClient) throws {
+    /// Reads the answer to a `lease` of `id`, taken on each connection: `create … lease`
+    /// leases only a promise it makes, and a `run` that dies must never leave a
+    /// promise pending forever, whoever created it.
+    private func leaseAnswered(_ lease: () throws -> JSONValue) throws {
         do {
-            try client.call("lease", ["id": .string(id)])
+            _ = try lease()
         } catch let error as RPCError
             where error.code == .methodNotFound || error.code == .alreadySettled || error.code == .permissionDenied
                 || error.code == .noSuchPromise
@@ -26,8 +26,19 @@ extension RunSession {
     /// On each new connection, before anything else is sent on it: the lease
     /// again, and the subscription that tells of a cancellation.
     func resume(on client: PromiseClient) throws {
-        try takeLease(on: client)
-        try client.call("subscribe", ["ids": [.string(id)]])
+        try finishResume(sendResume(on: client), on: client)
+    }
+
+    /// Sends ``resume(on:)``'s two requests without waiting (the daemon answers
+    /// them in order, after whatever was sent before them); returns their ids.
+    func sendResume(on client: PromiseClient) throws -> (lease: Int, subscribe: Int) {
+        (try client.send("lease", ["id": .string(id)]), try client.send("subscribe", ["ids": [.string(id)]]))
+    }
+
+    /// Reads the answers to ``sendResume(on:)``'s requests.
+    func finishResume(_ sent: (lease: Int, subscribe: Int), on client: PromiseClient) throws {
+        try leaseAnswered { try client.result(for: sent.lease) }
+        try client.result(for: sent.subscribe)
     }
 
     /// The connection failed while the command runs.

@@ -70,15 +70,20 @@ final class RunSession {
     func run() throws -> Int32 {
         // Leased: if promisectl dies without settling, the daemon rejects the promise
         // instead of leaving it pending forever, whether this run created it or not.
+        // Subscribing before the command starts means a cancel cannot slip in unseen. The
+        // lease and the subscription go with the create, in one round trip: the daemon
+        // answers them in order, and for a promise that turns out to be settled they do no harm.
         let record = try connection.withReconnects { client in
-            try PromiseClient.Record(client.call("create", ["id": .string(id), "ifExists": "get", "lease": true]))
+            let created = try client.send("create", ["id": .string(id), "ifExists": "get", "lease": true])
+            let resumed = try sendResume(on: client)
+            let record = try PromiseClient.Record(client.result(for: created))
+            try finishResume(resumed, on: client)
+            return record
         }
         guard record.state == .pending else {
             Failure.report("\(id) is already \(record.state.rawValue); not running \(command[0])")
             throw ExitCode.alreadySettledOrExists
         }
-        // Subscribing before the command starts means a cancel cannot slip in unseen.
-        try connection.withReconnects { try resume(on: $0) }
         // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
         let slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
         // Given back once the command has ended, however it ended (a killed promisectl's connection closes,

@@ -11,8 +11,18 @@ import Glibc
 /// `PROMISECTL_TTY=0` none (for tests, and for a terminal recorded to a file).
 enum Terminal {
     /// The descriptor is a terminal, or `PROMISECTL_TTY` says to act as if.
-    static func isTerminal(_ descriptor: Int32, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        switch environment["PROMISECTL_TTY"] {
+    /// (Read with `getenv`: `ProcessInfo`'s environment copies all of it first.)
+    static func isTerminal(_ descriptor: Int32) -> Bool {
+        isTerminal(descriptor, override: getenv("PROMISECTL_TTY").map { String(cString: $0) })
+    }
+
+    /// As ``isTerminal(_:)``, with `PROMISECTL_TTY` taken from `environment`.
+    static func isTerminal(_ descriptor: Int32, environment: [String: String]) -> Bool {
+        isTerminal(descriptor, override: environment["PROMISECTL_TTY"])
+    }
+
+    private static func isTerminal(_ descriptor: Int32, override: String?) -> Bool {
+        switch override {
         case "1": true
         case "0": false
         default: isatty(descriptor) == 1

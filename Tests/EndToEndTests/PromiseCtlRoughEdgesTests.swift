@@ -140,13 +140,20 @@ struct PromiseCtlRoughEdgesTests {
         let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
         // `make run` depends on `release`, which builds these products with -c release.
         #expect(makefile.contains("\nrun: release\n"))
-        // The release builds: `$(SWIFT) build $(RELEASE) … --product NAME`, RELEASE being `-c release …`.
+        // The release builds: `$(SWIFT) build $(RELEASE) … --product NAME`, RELEASE being `-c release …`,
+        // and promisectl's `$(SWIFT) build $(CTL_RELEASE) … --product NAME`, CTL_RELEASE adding its scratch folder.
         #expect(makefile.contains("\nRELEASE      := -c release"))
-        let released = makefile.split(separator: "\n")
-            .filter { $0.contains("build $(RELEASE)") && $0.contains("--product ") }
-            .compactMap { $0.split(separator: " ").last.map { ".build/release/\($0)" } }
-        #expect(Set(released) == [".build/release/promised", ".build/release/promisectl"])
-        let named = readme.matches(of: /\.build\/[A-Za-z0-9_.\/-]*[A-Za-z0-9_]/).map { String($0.output) }
+        #expect(makefile.contains("\nCTL_RELEASE  := $(RELEASE) --scratch-path $(CTL_SCRATCH)\n"))
+        let lines = makefile.split(separator: "\n")
+        let ctlScratch = try #require(lines.first { $0.hasPrefix("CTL_SCRATCH  := ") }?.split(separator: " ").last)
+        let released = lines.filter { $0.contains("--product ") }.compactMap { line -> String? in
+            guard let product = line.split(separator: " ").last else { return nil }
+            if line.contains("build $(RELEASE)") { return ".build/release/\(product)" }
+            if line.contains("build $(CTL_RELEASE)") { return "\(ctlScratch)/release/\(product)" }
+            return nil
+        }
+        #expect(Set(released) == [".build/release/promised", ".build-static/release/promisectl"])
+        let named = readme.matches(of: /\.build(-static)?\/[A-Za-z0-9_.\/-]*[A-Za-z0-9_]/).map { String($0.output.0) }
         #expect(!named.isEmpty)
         for path in named {
             #expect(released.contains(path), "examples/README.md names \(path), which make run does not build")

@@ -35,9 +35,8 @@ public final class PromiseClient {
     private var inputBuffer: [UInt8] = []
     /// Where the search for "\n" resumes in `inputBuffer`.
     private var scanOffset = 0
-    /// Answers that arrived before anyone asked for them, by id (null-id error
-    /// answers to unparseable requests can repeat, hence a queue per id).
-    private var unclaimedResponses: [JSONValue: [JSONValue]] = [:]
+    /// Answers that arrived before anyone asked for them.
+    private var unclaimedResponses = UnclaimedResponses()
     private var queuedNotifications: [Notification] = []
     private var notificationHead = 0
     private var reachedEndOfInput = false
@@ -273,9 +272,7 @@ public final class PromiseClient {
     /// once the connection is closed, so that the caller sees that reason
     /// rather than "closed before answering".
     private func throwRefusal() throws {
-        guard var refusals = unclaimedResponses[.null], !refusals.isEmpty else { return }
-        let last = refusals.removeLast()
-        unclaimedResponses[.null] = refusals.isEmpty ? nil : refusals
+        guard let last = unclaimedResponses.takeLast(for: .null) else { return }
         _ = try Self.unwrap(last)
     }
 
@@ -296,11 +293,7 @@ public final class PromiseClient {
 
     private func response(for id: JSONValue, deadline: ContinuousClock.Instant?) throws -> JSONValue {
         while true {
-            if var waiting = unclaimedResponses[id], !waiting.isEmpty {
-                let first = waiting.removeFirst()
-                unclaimedResponses[id] = waiting.isEmpty ? nil : waiting
-                return first
-            }
+            if let first = unclaimedResponses.takeFirst(for: id) { return first }
             if reachedEndOfInput {
                 try throwRefusal()
                 throw PromiseClientError(.connectionClosed, "the daemon closed the connection before answering")
@@ -365,7 +358,7 @@ public final class PromiseClient {
         if let method = members["method"]?.stringValue, members["id"] == nil {
             queuedNotifications.append(Notification(method: method, params: members["params"] ?? .null))
         } else if let id = members["id"], members["result"] != nil || members["error"] != nil {
-            unclaimedResponses[id, default: []].append(message)
+            unclaimedResponses.append(message, for: id)
         } else {
             throw PromiseClientError(.invalidResponse, "the daemon sent an unexpected message: \(message)")
         }

@@ -14,17 +14,28 @@ public enum SocketPath {
     /// The file name used inside `$XDG_RUNTIME_DIR` and the per-user folder.
     public static let fileName = "promised.sock"
 
-    /// The socket path to use, following the order above.
-    public static func resolve(
-        explicit: String?,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> String {
+    /// The socket path to use, following the order above, with the
+    /// variables of this process's environment.
+    ///
+    /// Reads the three variables with `getenv`: `ProcessInfo.processInfo.environment`
+    /// copies the whole environment into a dictionary first, a quarter of
+    /// what a short `promisectl get` did besides talking to the daemon.
+    public static func resolve(explicit: String?) -> String {
+        resolve(explicit: explicit) { name in getenv(name).map { String(cString: $0) } }
+    }
+
+    /// The socket path to use, following the order above, with the variables of `environment`.
+    public static func resolve(explicit: String?, environment: [String: String]) -> String {
+        resolve(explicit: explicit) { environment[$0] }
+    }
+
+    private static func resolve(explicit: String?, variable: (String) -> String?) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let path = environment["PROMISED_SOCKET"], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        if let path = variable("PROMISED_SOCKET"), !path.isEmpty { return path }
+        if let runtime = variable("XDG_RUNTIME_DIR"), !runtime.isEmpty {
             return join(runtime, fileName)
         }
-        var temporary = environment["TMPDIR"] ?? ""
+        var temporary = variable("TMPDIR") ?? ""
         if temporary.isEmpty { temporary = "/tmp" }
         return join(join(temporary, "promised-\(getuid())"), fileName)
     }

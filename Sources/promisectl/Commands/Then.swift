@@ -115,7 +115,7 @@ extension PromiseCtl {
         private func commandEnvironment(directory: String) -> [String: String] {
             var variables: [String: String] = [:]
             if !daemonEnv {
-                variables = ProcessInfo.processInfo.environment
+                variables = ProcessEnvironment.variables()
                 for name in Self.setByDaemon { variables[name] = nil }
                 if variables["PWD"] != nil { variables["PWD"] = directory }
             }

@@ -1,0 +1,28 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// promisectl's entry point: a command line ``FastCommandLine`` understands
+/// runs without ArgumentParser's parse (most of a short call's start-up
+/// cost, see there); any other goes to `PromiseCtl.main()` as before.
+@main
+enum PromiseCtlEntry {
+    static func main() {
+        guard var command = FastCommandLine.parse(Array(CommandLine.arguments.dropFirst())) else {
+            PromiseCtl.main()
+            return
+        }
+        do {
+            try command.run()
+        } catch let status as ExitCode {
+            // What `PromiseCtl.exit(withError:)` does for a status, without
+            // the usage text it builds (by reflection) before finding it has
+            // nothing to print.
+            exit(status.rawValue)
+        } catch {
+            PromiseCtl.exit(withError: error)
+        }
+    }
+}
