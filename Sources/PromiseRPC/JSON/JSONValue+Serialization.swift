@@ -28,18 +28,7 @@ extension JSONValue {
         case .int(let i):
             Self.writeInt(i, to: &text)
         case .double(let d):
-            // JSON has no infinities or NaN; null is the conventional stand-in.
-            // 0 and 1 (every progress but a partial one) spare a float formatting.
-            if d == 0 && d.sign == .plus {
-                text.append("0.0")
-            } else if d == 1 {
-                text.append("1.0")
-            } else if d.isFinite {
-                var formatted = String(d)
-                formatted.withUTF8 { text.append($0) }
-            } else {
-                text.append("null")
-            }
+            Self.writeDouble(d, to: &text)
         case .number(let n):
             var written = n.text
             written.withUTF8 { text.append($0) }
@@ -62,6 +51,22 @@ extension JSONValue {
                 member.value.write(to: &text)
             }
             text.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends `d` as JSON text: null when it is not finite.
+    static func writeDouble(_ d: Double, to text: inout JSONTextBuffer) {
+        // JSON has no infinities or NaN; null is the conventional stand-in.
+        // 0 and 1 (every progress but a partial one) spare a float formatting.
+        if d == 0 && d.sign == .plus {
+            text.append("0.0")
+        } else if d == 1 {
+            text.append("1.0")
+        } else if d.isFinite {
+            var formatted = String(d)
+            formatted.withUTF8 { text.append($0) }
+        } else {
+            text.append("null")
         }
     }
 

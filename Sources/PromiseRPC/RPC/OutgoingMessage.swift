@@ -24,7 +24,7 @@ enum OutgoingMessage {
         let line = JSONTextBuffer.line { text in
             JSONObjectWriter.append(to: &text) { object in
                 object.value("id", id)
-                object.string("jsonrpc", "2.0")
+                object.literal("jsonrpc", #""2.0""#)
                 object.json("result", writeResult)
             }
         }

@@ -254,7 +254,9 @@ public final class Registry {
             inputIDs: inputIDs, name: name, created: stored?.created ?? now())
         nextSequence = max(nextSequence, sequence + 1)
         if !uncreatedWatches.isEmpty { uncreatedWatchesMet(id) }
-        entries[id] = entry
+        // Ids are claimed before they are registered, so nothing is replaced;
+        // should one be all the same, it counts as removed (see `didSettle`).
+        if let replaced = entries.updateValue(entry, forKey: id) { replaced.isRemoved = true }
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
         if let inputIDs {
@@ -402,7 +404,10 @@ public final class Registry {
         entry.settlementHandled = true
         if entry.settled == nil { entry.settled = now() }
         settledCount += 1
-        if retainMilliseconds != nil && entries[entry.id] === entry { retentionQueue.append(entry) }
+        // Not `entries[entry.id] === entry`: an entry leaves `entries` only
+        // through `remove` or by being replaced, and both mark it, so the flag tells the same without
+        // hashing the id and probing a table of millions (a cache miss) per settlement.
+        if retainMilliseconds != nil && !entry.isRemoved { retentionQueue.append(entry) }
         entry.timeoutTimer?.cancel()
         entry.timeoutTimer = nil
         entry.compact()
