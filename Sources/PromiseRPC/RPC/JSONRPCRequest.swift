@@ -57,7 +57,9 @@ public struct JSONRPCRequest: Sendable, Hashable {
                 throw Rejection(id: .null, error: RPCError(.invalidRequest, "\"id\" must be a string, a number or null"))
             }
         }
-        guard envelope.jsonrpc == .string("2.0") else {
+        // Matched in place: comparing with `.string("2.0")` made that value
+        // and copied the member, each time.
+        guard case .string(let version)? = envelope.jsonrpc, version == "2.0" else {
             throw Rejection(id: answerID, error: RPCError(.invalidRequest, "\"jsonrpc\" must be \"2.0\""))
         }
         guard case .string(let method)? = envelope.method else {

@@ -248,10 +248,11 @@ public final class Registry {
         _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
         inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
-        let sequence = stored?.sequence ?? nextSequence
+        // Read once: each `stored?.member` copied the whole optional (some 300 bytes) first.
+        let (sequence, created) = if let stored { (stored.sequence, stored.created) } else { (nextSequence, now()) }
         let entry = RemotePromise(
             id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
-            inputIDs: inputIDs, name: name, created: stored?.created ?? now())
+            inputIDs: inputIDs, name: name, created: created)
         nextSequence = max(nextSequence, sequence + 1)
         if !uncreatedWatches.isEmpty { uncreatedWatchesMet(id) }
         // Ids are claimed before they are registered, so nothing is replaced;
@@ -266,7 +267,6 @@ public final class Registry {
                 input.addConsumer(id)
             }
         }
-        if stored?.isPending ?? true { countDependencies(of: entry, by: 1) }
         if let stored, !stored.isPending {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
             entry.settled = stored.settled
@@ -275,6 +275,7 @@ public final class Registry {
             settledCount += 1
             return entry
         }
+        countDependencies(of: entry, by: 1)
         let registry = WeakLoopBound(self)
         let boxed = LoopBound(entry)
         // An observer, not a child: it leaves the core's cancellation rules as they are.
