@@ -73,7 +73,10 @@ final class RemotePromise {
     /// What only some promises have (a name, a timeout, a command…), kept
     /// apart so that the many that have none do not pay for it: see
     /// RemotePromise+Details.swift for the properties that read it.
-    var details: Details?
+    /// `@exclusivity(unchecked)` as the registry's maps are (loop thread
+    /// only, no access spans a call that could reach it again): a settlement
+    /// and each record read it, a runtime check each time.
+    @exclusivity(unchecked) var details: Details?
 
     init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
