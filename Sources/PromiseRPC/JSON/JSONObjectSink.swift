@@ -22,6 +22,9 @@ protocol JSONObjectSink: ~Copyable {
     mutating func double(_ key: StaticString, _ value: Double)
     /// A null member; the same as `value(key, .null)`.
     mutating func null(_ key: StaticString)
+    /// A string member whose value is a literal needing no escape (a state
+    /// name); the same as `string(key, value.description)`.
+    mutating func string(_ key: StaticString, literal value: StaticString)
 }
 
 extension JSONObjectSink where Self: ~Copyable {
@@ -39,6 +42,10 @@ extension JSONObjectSink where Self: ~Copyable {
 
     mutating func null(_ key: StaticString) {
         value(key, .null)
+    }
+
+    mutating func string(_ key: StaticString, literal value: StaticString) {
+        string(key, value.description)
     }
 
     /// A string member, left out when `value` is nil.
@@ -130,6 +137,15 @@ struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     mutating func null(_ key: StaticString) {
         self.key(key)
         text.append("null")
+    }
+
+    mutating func string(_ key: StaticString, literal value: StaticString) {
+        self.key(key)
+        assert(value.description.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+               "a literal string member needs no escape")
+        text.append(UInt8(ascii: "\""))
+        text.append(value)
+        text.append(UInt8(ascii: "\""))
     }
 
     /// A member whose value is JSON text known at compile time.

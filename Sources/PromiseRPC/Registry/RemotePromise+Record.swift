@@ -53,7 +53,7 @@ extension RemotePromise {
         object.value("exitStatus", ifPresent: job?.exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
-        object.string("kind", kind.name)
+        if let literal = kind.literalName { object.string("kind", literal: literal) } else { object.string("kind", kind.name) }
         object.flag("lease", lease)
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
@@ -67,7 +67,7 @@ extension RemotePromise {
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
         if let settled { object.int("settled", Int(settled)) } else { object.null("settled") }
         object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
-        object.string("state", Self.state(of: result))
+        object.string("state", literal: Self.stateName(of: result))
         object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value, text: valueText) }
