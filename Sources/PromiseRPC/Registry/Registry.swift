@@ -248,8 +248,14 @@ public final class Registry {
         _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
         inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
-        // Read once: each `stored?.member` copied the whole optional (some 300 bytes) first.
-        let (sequence, created) = if let stored { (stored.sequence, stored.created) } else { (nextSequence, now()) }
+        // Read once: each `stored?.member`, `if let stored` and `stored == nil`
+        // copied the whole optional (some 300 bytes) first, restored or not.
+        let (sequence, created, isRestored, settledBefore): (Int, Int64, Bool, Bool)
+        if let stored {
+            (sequence, created, isRestored, settledBefore) = (stored.sequence, stored.created, true, !stored.isPending)
+        } else {
+            (sequence, created, isRestored, settledBefore) = (nextSequence, now(), false, false)
+        }
         let entry = RemotePromise(
             id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
             inputIDs: inputIDs, name: name, created: created)
@@ -267,9 +273,9 @@ public final class Registry {
                 input.addConsumer(id)
             }
         }
-        if let stored, !stored.isPending {
+        if settledBefore {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
-            entry.settled = stored.settled
+            entry.settled = stored?.settled ?? nil
             entry.settlementHandled = true
             entry.compact()
             settledCount += 1
@@ -292,7 +298,7 @@ public final class Registry {
             executor.execute { registry.value?.didSettle(boxed.value) }
         }
         if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
-        if stored == nil {
+        if !isRestored {
             journal?.touch(id)
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
         }
