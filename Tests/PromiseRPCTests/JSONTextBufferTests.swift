@@ -23,6 +23,23 @@ struct JSONTextBufferTests {
         #expect(line.count == textLength + 1)
     }
 
+    @Test("a lent line is the text and one newline, inside the stack room, at its end or beyond it",
+          arguments: [2, 510, 511, 512, 513, 1_024, 70_000])
+    func lentLines(textLength: Int) {
+        let value = JSONValue.string(String(repeating: "l", count: textLength - 2))
+        let lent = JSONTextBuffer.withLine({ value.write(to: &$0) }) { Array($0) }
+        #expect(lent == value.serialized() + [UInt8(ascii: "\n")])
+        #expect(lent.count == textLength + 1)
+    }
+
+    @Test("integers are written as their decimal digits, at every width and both signs",
+          arguments: [0, 9, 10, -1, -9, -10, 99, 100, -100, 1_795_619_706_963, 999_999_999_999_999_999,
+                      Int.max, Int.min, Int.min + 1])
+    func integers(value: Int) {
+        let text = JSONTextBuffer.bytes { JSONValue.writeInt(value, to: &$0) }
+        #expect(String(decoding: text, as: UTF8.self) == String(value))
+    }
+
     @Test("a text that grows several times, in the middle of keys, escapes and numbers, keeps every byte")
     func manyGrowths() throws {
         var members: [String: JSONValue] = [:]

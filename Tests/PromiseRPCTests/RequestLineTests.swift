@@ -37,6 +37,12 @@ struct RequestLineTests {
         #"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"a"},"params":[1]}"#,
         #"{"jsonrpc":"2.0","id":1,"method":"get","params":7,"params":{"id":"c"}}"#,
         #"{"params":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9,"i":{"j":[10]}},"jsonrpc":"2.0","method":"list"}"#,
+        // The strings read as literals ("2.0", common method and param names),
+        // escaped, cut short, run on, and as values of other members.
+        #"{"jsonrpc":"2\u002e0","id":3,"method":"re\u0073olve","params":{"i\u0064":"a","valu":1,"values":2,"value":3,"reason":"r"}}"#,
+        #"{"jsonrpc":"2.00","id":"id","method":"resolved","params":{"get":"wait","wait":"get","create":"reject","reject":"2.0","id":"value"}}"#,
+        #"{"jsonrpc":"2.","id":4,"method":"creat","params":{"":"","i":"id","ids":["id","value"],"é":"create"}}"#,
+        #"{"jsonrpc":"2.0","id":5,"method":"wait","params":{"id":"valueX"}}"#,
         #"[]"#,
         #"{}"#,
         #""just a string""#,

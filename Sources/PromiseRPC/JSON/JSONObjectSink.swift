@@ -16,11 +16,36 @@ protocol JSONObjectSink: ~Copyable {
     mutating func value(_ key: StaticString, _ value: JSONValue, text: [UInt8]?)
     mutating func string(_ key: StaticString, _ value: String)
     mutating func strings(_ key: StaticString, _ values: [String])
+    /// An integer member; the same as `value(key, .int(value))`.
+    mutating func int(_ key: StaticString, _ value: Int)
+    /// A number member; the same as `value(key, .double(value))`.
+    mutating func double(_ key: StaticString, _ value: Double)
+    /// A null member; the same as `value(key, .null)`.
+    mutating func null(_ key: StaticString)
+    /// A string member whose value is a literal needing no escape (a state
+    /// name); the same as `string(key, value.description)`.
+    mutating func string(_ key: StaticString, literal value: StaticString)
 }
 
 extension JSONObjectSink where Self: ~Copyable {
     mutating func value(_ key: StaticString, _ value: JSONValue, text: [UInt8]?) {
         self.value(key, value)
+    }
+
+    mutating func int(_ key: StaticString, _ value: Int) {
+        self.value(key, .int(value))
+    }
+
+    mutating func double(_ key: StaticString, _ value: Double) {
+        self.value(key, .double(value))
+    }
+
+    mutating func null(_ key: StaticString) {
+        value(key, .null)
+    }
+
+    mutating func string(_ key: StaticString, literal value: StaticString) {
+        string(key, value.description)
     }
 
     /// A string member, left out when `value` is nil.
@@ -40,7 +65,7 @@ extension JSONObjectSink where Self: ~Copyable {
 
     /// A string member, null when `value` is nil.
     mutating func string(_ key: StaticString, orNull value: String?) {
-        if let value { string(key, value) } else { self.value(key, .null) }
+        if let value { string(key, value) } else { null(key) }
     }
 
     /// `true`, or nothing when false.
@@ -93,6 +118,40 @@ struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     mutating func string(_ key: StaticString, _ value: String) {
         self.key(key)
         JSONValue.writeString(value, to: &text)
+    }
+
+    // The three below write their value in place: made into a `JSONValue`
+    // and written through its `write(to:)`, each cost a call, a switch, and
+    // a copy and a destruction of the enum (a record has four of them).
+
+    mutating func int(_ key: StaticString, _ value: Int) {
+        self.key(key)
+        JSONValue.writeInt(value, to: &text)
+    }
+
+    mutating func double(_ key: StaticString, _ value: Double) {
+        self.key(key)
+        JSONValue.writeDouble(value, to: &text)
+    }
+
+    mutating func null(_ key: StaticString) {
+        self.key(key)
+        text.append("null")
+    }
+
+    mutating func string(_ key: StaticString, literal value: StaticString) {
+        self.key(key)
+        assert(value.description.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+               "a literal string member needs no escape")
+        text.append(UInt8(ascii: "\""))
+        text.append(value)
+        text.append(UInt8(ascii: "\""))
+    }
+
+    /// A member whose value is JSON text known at compile time.
+    mutating func literal(_ key: StaticString, _ json: StaticString) {
+        self.key(key)
+        text.append(json)
     }
 
     mutating func strings(_ key: StaticString, _ values: [String]) {

@@ -48,6 +48,20 @@ struct JSONTextBuffer: ~Copyable {
         written(write, newline: true)
     }
 
+    /// Lends `body` the text that `write` appends and a newline, where it
+    /// was written (on the stack, unless it outgrew it): for a message
+    /// handed straight to a socket, with no array made to carry it there.
+    static func withLine<Result>(
+        _ write: (inout JSONTextBuffer) -> Void, _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
+        withUnsafeTemporaryAllocation(byteCount: stackCapacity, alignment: 1) { scratch in
+            var text = JSONTextBuffer(scratch)
+            write(&text)
+            text.append(UInt8(ascii: "\n"))
+            return body(UnsafeRawBufferPointer(start: text.base, count: text.count))
+        }
+    }
+
     private static func written(_ write: (inout JSONTextBuffer) -> Void, newline: Bool) -> [UInt8] {
         withUnsafeTemporaryAllocation(byteCount: stackCapacity, alignment: 1) { scratch in
             var text = JSONTextBuffer(scratch)

@@ -28,18 +28,7 @@ extension JSONValue {
         case .int(let i):
             Self.writeInt(i, to: &text)
         case .double(let d):
-            // JSON has no infinities or NaN; null is the conventional stand-in.
-            // 0 and 1 (every progress but a partial one) spare a float formatting.
-            if d == 0 && d.sign == .plus {
-                text.append("0.0")
-            } else if d == 1 {
-                text.append("1.0")
-            } else if d.isFinite {
-                var formatted = String(d)
-                formatted.withUTF8 { text.append($0) }
-            } else {
-                text.append("null")
-            }
+            Self.writeDouble(d, to: &text)
         case .number(let n):
             var written = n.text
             written.withUTF8 { text.append($0) }
@@ -65,27 +54,46 @@ extension JSONValue {
         }
     }
 
+    /// Appends `d` as JSON text: null when it is not finite.
+    static func writeDouble(_ d: Double, to text: inout JSONTextBuffer) {
+        // JSON has no infinities or NaN; null is the conventional stand-in.
+        // 0 and 1 (every progress but a partial one) spare a float formatting.
+        if d == 0 && d.sign == .plus {
+            text.append("0.0")
+        } else if d == 1 {
+            text.append("1.0")
+        } else if d.isFinite {
+            var formatted = String(d)
+            formatted.withUTF8 { text.append($0) }
+        } else {
+            text.append("null")
+        }
+    }
+
     /// Appends the decimal digits of `value`, without making a `String` of
     /// it first: records hold several numbers (times, ids), and formatting
     /// each through `String(_:)` cost about four times as much.
     static func writeInt(_ value: Int, to text: inout JSONTextBuffer) {
-        // Int.min has 19 digits and a sign. Counted first, the digits are
-        // then written straight into place, last first.
-        let magnitude = value.magnitude
-        var digits = 1
-        var rest = magnitude
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
+        if value >= 0 && value < 10 {
+            return text.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
         }
-        let sign = value < 0 ? 1 : 0
-        text.append(count: sign + digits) { out in
-            if sign == 1 { out[0] = UInt8(ascii: "-") }
-            var rest = magnitude
-            for position in stride(from: sign + digits - 1, through: sign, by: -1) {
-                out[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+        // Int.min has 19 digits and a sign. The digits are written in one
+        // pass, last first, from the end of 20 bytes on the stack: counting
+        // them first, to write them in place, took a second pass of divisions
+        // (a record's times have 13 digits).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
                 rest /= 10
+            } while rest != 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
             }
+            text.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digits)[start...]))
         }
     }
 

@@ -126,9 +126,9 @@ public final class Dispatcher: RPCHandler {
                     let now = registry.now()
                     let maxChildren = limits.maxRecordChildren
                     let valueText = registry.valueText(of: entry)
-                    answers.send(.recordResult(id: id) {
+                    answers.sendRecordResult(id: id) {
                         entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
-                    })
+                    }
                 case nil: break
                 }
             }
@@ -229,6 +229,16 @@ public final class Dispatcher: RPCHandler {
                 guard peer.isOpen else { return }
                 guard let failure else { return _ = peer.send(line) }
                 Self.transmit(message.refusingResults(Dispatcher.storeError(failure, journal.store)), to: peer)
+            }
+        }
+
+        /// Without a journal, the answer goes to the socket from where it is
+        /// written: no array is made of it (a record answer is the commonest message).
+        func sendRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) {
+            guard journal == nil else { return send(.recordResult(id: id, writeResult)) }
+            guard peer.isOpen else { return }
+            JSONTextBuffer.withLine({ OutgoingMessage.writeRecordResult(id: id, writeResult, to: &$0) }) { line in
+                _ = peer.send(line: line)
             }
         }
 

@@ -21,14 +21,18 @@ enum OutgoingMessage {
     /// ```
     static func recordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) -> OutgoingMessage {
         // Written as the line it is sent as: most answers are sent alone.
-        let line = JSONTextBuffer.line { text in
-            JSONObjectWriter.append(to: &text) { object in
-                object.value("id", id)
-                object.string("jsonrpc", "2.0")
-                object.json("result", writeResult)
-            }
-        }
+        let line = JSONTextBuffer.line { writeRecordResult(id: id, writeResult, to: &$0) }
         return .recordResult(id: id, line: line)
+    }
+
+    /// Appends the JSON text of ``recordResult(id:_:)``'s answer, without its newline.
+    static func writeRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void,
+                                  to text: inout JSONTextBuffer) {
+        JSONObjectWriter.append(to: &text) { object in
+            object.value("id", id)
+            object.literal("jsonrpc", #""2.0""#)
+            object.json("result", writeResult)
+        }
     }
 
     /// The compact JSON text of the message and its newline, as a peer sends it.

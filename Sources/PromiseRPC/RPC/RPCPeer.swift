@@ -19,6 +19,11 @@ public protocol RPCPeer: AnyObject {
     /// Returns false when the peer is gone or was cut off for not reading.
     @discardableResult
     func send(_ message: [UInt8]) -> Bool
+    /// ``send(_:)`` for a line lent where it was written: valid only during
+    /// the call, so the peer copies what it keeps. Spares making an array of
+    /// each answer only to write it to the socket and free it.
+    @discardableResult
+    func send(line: UnsafeRawBufferPointer) -> Bool
     /// `bytes` of a message for this peer are held back until what it tells
     /// is stored (`GroupCommit.deliver(_:)`): they count towards
     /// `DaemonLimits.maxOutputBufferBytes` as queued bytes do, so a client
@@ -29,6 +34,11 @@ public protocol RPCPeer: AnyObject {
 }
 
 extension RPCPeer {
+    @discardableResult
+    public func send(line: UnsafeRawBufferPointer) -> Bool {
+        send(Array(line))
+    }
+
     /// Ordinary connections are not in the reserve.
     public var isReserved: Bool { false }
     /// A peer without an output limit need not count what is held.

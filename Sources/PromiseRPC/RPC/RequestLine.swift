@@ -104,6 +104,10 @@ extension JSONParser {
                 envelope.params = .named(try parser.parseNamedParams())
                 return
             }
+            if key == .jsonrpc || key == .method, let common = parser.parseCommonString() {
+                if key == .jsonrpc { envelope.jsonrpc = .string(common) } else { envelope.method = .string(common) }
+                return
+            }
             let value = try parser.parseValue()
             switch key {
             case .id?: envelope.id = value
@@ -123,7 +127,8 @@ extension JSONParser {
         // Room for most requests' params (one to three members) at once.
         pairs.reserveCapacity(4)
         try parseMembers { parser throws(JSONParseError) in
-            try parser.parseString()
+            if let common = parser.parseCommonString() { return common }
+            return try parser.parseString()
         } value: { parser, key throws(JSONParseError) in
             pairs.append((key: key, value: try parser.parseValue()))
         }

@@ -78,6 +78,13 @@ struct PromiseMap<Value> {
     mutating func removeValue(forKey id: String) -> Value? {
         storage.removeValue(forKey: PromiseKey(id))
     }
+
+    /// Sets the value for `id`, returning the one it replaced: the same one
+    /// hash and probe as assigning through the subscript.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey id: String) -> Value? {
+        storage.updateValue(value, forKey: PromiseKey(id))
+    }
 }
 
 /// Promise ids, compared as ``PromiseKey``s, in no particular order.

@@ -248,13 +248,22 @@ public final class Registry {
         _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
         inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
-        let sequence = stored?.sequence ?? nextSequence
+        // Read once: each `stored?.member`, `if let stored` and `stored == nil`
+        // copied the whole optional (some 300 bytes) first, restored or not.
+        let (sequence, created, isRestored, settledBefore): (Int, Int64, Bool, Bool)
+        if let stored {
+            (sequence, created, isRestored, settledBefore) = (stored.sequence, stored.created, true, !stored.isPending)
+        } else {
+            (sequence, created, isRestored, settledBefore) = (nextSequence, now(), false, false)
+        }
         let entry = RemotePromise(
             id: id, promise: promise, kind: kind, sequence: sequence, parentID: parentID,
-            inputIDs: inputIDs, name: name, created: stored?.created ?? now())
+            inputIDs: inputIDs, name: name, created: created)
         nextSequence = max(nextSequence, sequence + 1)
         if !uncreatedWatches.isEmpty { uncreatedWatchesMet(id) }
-        entries[id] = entry
+        // Ids are claimed before they are registered, so nothing is replaced;
+        // should one be all the same, it counts as removed (see `didSettle`).
+        if let replaced = entries.updateValue(entry, forKey: id) { replaced.isRemoved = true }
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
         if let inputIDs {
@@ -264,15 +273,15 @@ public final class Registry {
                 input.addConsumer(id)
             }
         }
-        if stored?.isPending ?? true { countDependencies(of: entry, by: 1) }
-        if let stored, !stored.isPending {
+        if settledBefore {
             // Settled before the restart: waiters, subscribers and timers cannot exist yet.
-            entry.settled = stored.settled
+            entry.settled = stored?.settled ?? nil
             entry.settlementHandled = true
             entry.compact()
             settledCount += 1
             return entry
         }
+        countDependencies(of: entry, by: 1)
         let registry = WeakLoopBound(self)
         let boxed = LoopBound(entry)
         // An observer, not a child: it leaves the core's cancellation rules as they are.
@@ -289,7 +298,7 @@ public final class Registry {
             executor.execute { registry.value?.didSettle(boxed.value) }
         }
         if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
-        if stored == nil {
+        if !isRestored {
             journal?.touch(id)
             logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
         }
@@ -402,7 +411,10 @@ public final class Registry {
         entry.settlementHandled = true
         if entry.settled == nil { entry.settled = now() }
         settledCount += 1
-        if retainMilliseconds != nil && entries[entry.id] === entry { retentionQueue.append(entry) }
+        // Not `entries[entry.id] === entry`: an entry leaves `entries` only
+        // through `remove` or by being replaced, and both mark it, so the flag tells the same without
+        // hashing the id and probing a table of millions (a cache miss) per settlement.
+        if retainMilliseconds != nil && !entry.isRemoved { retentionQueue.append(entry) }
         entry.timeoutTimer?.cancel()
         entry.timeoutTimer = nil
         entry.compact()

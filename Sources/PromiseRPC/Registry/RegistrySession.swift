@@ -82,6 +82,10 @@ struct UncreatedWatches {
 /// and a box for its weak reference).
 protocol AnswerChannel {
     func send(_ message: OutgoingMessage)
+    /// Sends the answer to request `id` whose result `writeResult` appends
+    /// as JSON text: `send(.recordResult(id:_:))`, unless the channel can
+    /// hand the text on without keeping it (see `Dispatcher.ConnectionAnswers`).
+    func sendRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void)
     /// Bytes an answer may still take here, when the channel bounds them
     /// (a batch member's); nil when it does not.
     var remainingBytes: Int? { get }
@@ -89,6 +93,10 @@ protocol AnswerChannel {
 
 extension AnswerChannel {
     var remainingBytes: Int? { nil }
+
+    func sendRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) {
+        send(.recordResult(id: id, writeResult))
+    }
 }
 
 /// A registry method call: who makes it, and where an answer that cannot be

@@ -48,12 +48,12 @@ extension RemotePromise {
             object.strings("consumers", consumerIDs.count > maxChildren ? Array(consumerIDs.prefix(maxChildren)) : consumerIDs)
             object.value("consumersOmitted", ifPresent: consumerIDs.count > maxChildren ? .int(consumerIDs.count - maxChildren) : nil)
         }
-        object.value("created", .int(Int(created)))
+        object.int("created", Int(created))
         if case .then(_, true) = kind { object.strings("exec", ifPresent: job?.spec.argv) }
         object.value("exitStatus", ifPresent: job?.exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
-        object.string("kind", kind.name)
+        if let literal = kind.literalName { object.string("kind", literal: literal) } else { object.string("kind", kind.name) }
         object.flag("lease", lease)
         object.string("name", orNull: name)
         if case .then(let on, _) = kind { object.string("on", on) }
@@ -61,13 +61,13 @@ extension RemotePromise {
         // Only while the command runs: a pid outlives its process and may be reused.
         object.value("pid", ifPresent: job?.process?.processID.map { .int(Int($0)) })
         if case .then(_, true) = kind { object.string("pool", ifPresent: job?.pool) }
-        object.value("progress", .double(progress))
+        object.double("progress", progress)
         object.string("progressMessage", ifPresent: progressMessage)
         object.flag("queued", result == nil && (job?.isQueued ?? false))
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
-        object.value("settled", settled.map { .int(Int($0)) } ?? .null)
+        if let settled { object.int("settled", Int(settled)) } else { object.null("settled") }
         object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
-        object.string("state", Self.state(of: result))
+        object.string("state", literal: Self.stateName(of: result))
         object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         if case .success(let value)? = result { object.value("value", value, text: valueText) }

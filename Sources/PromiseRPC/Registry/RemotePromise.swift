@@ -19,6 +19,15 @@ final class RemotePromise {
             }
         }
 
+        /// ``name`` as a literal, when it is one (not for combinators).
+        var literalName: StaticString? {
+            switch self {
+            case .created: "created"
+            case .then: "then"
+            case .combinator: nil
+            }
+        }
+
         /// Every kind there is, indexed by ``code``.
         static let all: [Kind] = [.created]
             + ["fulfilled", "rejected", "settled"].flatMap { on in [Kind.then(on: on, exec: false), .then(on: on, exec: true)] }
@@ -73,7 +82,10 @@ final class RemotePromise {
     /// What only some promises have (a name, a timeout, a command…), kept
     /// apart so that the many that have none do not pay for it: see
     /// RemotePromise+Details.swift for the properties that read it.
-    var details: Details?
+    /// `@exclusivity(unchecked)` as the registry's maps are (loop thread
+    /// only, no access spans a call that could reach it again): a settlement
+    /// and each record read it, a runtime check each time.
+    @exclusivity(unchecked) var details: Details?
 
     init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
@@ -139,6 +151,11 @@ final class RemotePromise {
 
     /// The state name of a promise whose result is `result`.
     static func state(of result: Result<JSONValue, any Error>?) -> String {
+        stateName(of: result).description
+    }
+
+    /// ``state(of:)`` as the literal it is, which a record writes as it stands.
+    static func stateName(of result: Result<JSONValue, any Error>?) -> StaticString {
         switch result {
         case nil: "pending"
         case .success?: "fulfilled"

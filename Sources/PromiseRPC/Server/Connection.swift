@@ -187,6 +187,11 @@ final class Connection: RPCPeer {
 
     @discardableResult
     func send(_ message: [UInt8]) -> Bool {
+        message.withUnsafeBytes { send(line: $0) }
+    }
+
+    @discardableResult
+    func send(line message: UnsafeRawBufferPointer) -> Bool {
         guard isOpen, admits(message.count) else { return false }
         if !isFlushScheduled && !pipe.isWriting {
             // Writing the first message at once spares a second visit to
@@ -202,7 +207,7 @@ final class Connection: RPCPeer {
             isFlushScheduled = true
             flushQueue.schedule(self)
         }
-        message.withUnsafeBytes { queued.append($0) }
+        queued.append(message)
         return true
     }
 
@@ -239,15 +244,15 @@ final class Connection: RPCPeer {
     /// Writes `message` from the caller's bytes, copying only what the
     /// socket does not take: one notification sent to thousands of
     /// subscribers is then never copied into their buffers.
-    private func writeAtOnce(_ message: [UInt8]) {
+    private func writeAtOnce(_ message: UnsafeRawBufferPointer) {
         do {
-            let written = try message.withUnsafeBytes { bytes throws(UVError) in try pipe.tryWrite(bytes) }
+            let written = try pipe.tryWrite(message)
             bytesHanded += written
             if written == message.count {
                 drained()
                 return
             }
-            message.withUnsafeBytes { queued.append(UnsafeRawBufferPointer(rebasing: $0[written...])) }
+            queued.append(UnsafeRawBufferPointer(rebasing: message[written...]))
             flush()
         } catch {
             logger.debug("Connection write failed", metadata: ["error": "\(error)"])

@@ -15,7 +15,7 @@ final class FlushQueue {
     @exclusivity(unchecked) private var turn: UInt64 = 0
     @exclusivity(unchecked) private var waiting: [Connection] = []
     @exclusivity(unchecked) private var spare: [Connection] = []
-    private var prepare: UVLoopWatcher?
+    @exclusivity(unchecked) private var prepare: UVLoopWatcher?
 
     init(loop: UVLoop) throws(UVError) {
         prepare = try UVLoopWatcher(.prepare, loop: loop) { [weak self] in
