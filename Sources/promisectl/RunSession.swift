@@ -90,7 +90,9 @@ final class RunSession {
             throw ExitCode.alreadySettledOrExists
         }
         // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
-        slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
+        // A restart of the daemon meanwhile ends that turn with the connection: the wait starts again on the
+        // new one, at the back of the queue.
+        slot = try pool.map { pool in try connection.withReconnects { try PoolSlotClaim.acquire(pool: pool, for: id, on: $0) } }
         // Given back once the command has ended, however it ended (a killed promisectl's connection closes,
         // and with it the slot). After a restart of the daemon, the slot taken again on the new connection.
         defer { if !daemonGone { slot?.release(on: client) } }

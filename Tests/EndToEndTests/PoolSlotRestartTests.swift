@@ -129,4 +129,22 @@ struct PoolSlotRestartTests {
         #expect(E2E.eventually(timeout: .seconds(10)) { (try? pool(daemon)["queued"]) == 0 })
         #expect(try pool(daemon)["running"] == 0)
     }
+    @Test("a run --pool still waiting for a slot when the daemon restarts waits again on the new connection, then runs its command once")
+    func slotWaitSurvivesRestart() throws {
+        let daemon = try E2EDurableDaemon()
+        defer { daemon.remove() }
+        try daemon.start(extraArguments: ["--pool", "cc=0"])
+        let runs = daemon.directory + "/runs"
+        let runner = try startCtl(daemon, ["run", "--pool", "cc", "job", "--", "sh", "-c", "echo ran >> \"$0\"; echo 5", runs])
+        #expect(E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "waiting")) == ["job"] })
+
+        try daemon.restart(extraArguments: ["--pool", "cc=1"])
+        let result = try runner.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "5\n", "\(result)")
+        #expect(E2E.lines(ofFile: runs) == ["ran"])
+        #expect(try daemon.record("job")?.state == .fulfilled)
+        #expect(try daemon.record("job")?.value == 5)
+        #expect(E2E.eventually(timeout: .seconds(10)) { (try? pool(daemon)["running"]) == 0 })
+    }
 }

@@ -189,6 +189,7 @@ struct StepLogsTests {
             let follow = try daemon.startCtl("logs", "--follow", "late/quick")
             #expect(try waitForConnections(daemon, 1), "logs --follow did not attach")
             Thread.sleep(forTimeInterval: 0.5)  // its looks are 250 ms apart by now
+            #expect(follow.process.isRunning, "logs --follow ended before the id existed: \(follow.stderrSoFar)")
             let client = try daemon.client()
             let results = try client.batch([
                 .init("create", ["id": "late/quick"]),
@@ -209,6 +210,7 @@ struct StepLogsTests {
             let follow = try daemon.startCtl("logs", "--follow", "late/gone")
             #expect(try waitForConnections(daemon, 1), "logs --follow did not attach")
             Thread.sleep(forTimeInterval: 0.5)
+            #expect(follow.process.isRunning, "logs --follow ended before the id existed: \(follow.stderrSoFar)")
             let client = try daemon.client()
             let results = try client.batch([
                 .init("create", ["id": "late/gone"]),

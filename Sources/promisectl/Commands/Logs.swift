@@ -14,13 +14,17 @@ extension PromiseCtl {
                 the last 64 KiB of each stream (promised --max-log-bytes); when a stream \
                 was longer, a note on stderr says how many bytes were cut from its front. \
                 With --follow, output written from now on is printed as it comes, until \
-                the step settles. Exits like `get`: 0 when pending or fulfilled, 1 when \
-                rejected, 2 when cancelled (with --follow: how the step ended); 4 when \
-                there is no such promise.
+                the step settles; an ID not created yet is waited for, as `wait` does \
+                (so it may start before the step is declared). Exits like \
+                `get`: 0 when pending or fulfilled, 1 when rejected, 2 when cancelled \
+                (with --follow: how the step ended); 4 when there is no such promise \
+                (with --follow: only when it was created, settled and forgotten before \
+                logs could look).
 
                 Example:
                   promisectl logs test/lib
                   promisectl logs --follow build/app 2>&1 | tee build.log
+                  promisectl logs --follow build/x & promisectl then src --id build/x -- make x
                 """)
 
         @OptionGroup var connection: ConnectionOptions

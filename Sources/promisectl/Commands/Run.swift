@@ -29,7 +29,11 @@ extension PromiseCtl {
                 (first come first served, with the daemon's own steps of that pool), \
                 and gives it back when it ends, however it ends: the slot is held by \
                 promisectl's connection, so a promisectl that is killed frees it too. \
-                If ID is cancelled or settled while it waits, CMD does not run.
+                If ID is cancelled or settled while it waits, CMD does not run. The \
+                slot goes with the connection when the daemon restarts; run asks for \
+                it again as it reconnects while CMD runs, taking its turn behind any \
+                turn already waiting (CMD runs on meanwhile, the pool one over its \
+                limit, said on stderr).
 
                 Example:
                   promisectl run build/lib -- make -C lib
