@@ -30,10 +30,10 @@ extension PromiseCtl {
                 and gives it back when it ends, however it ends: the slot is held by \
                 promisectl's connection, so a promisectl that is killed frees it too. \
                 If ID is cancelled or settled while it waits, CMD does not run. The \
-                slot goes with the connection when the daemon restarts; run asks for \
-                it again as it reconnects while CMD runs, taking its turn behind any \
-                turn already waiting (CMD runs on meanwhile, the pool one over its \
-                limit, said on stderr).
+                slot, or the turn waited for, goes with the connection when the daemon \
+                restarts; run asks again as it reconnects, taking a turn behind any \
+                turn already waiting. A CMD already running runs on meanwhile (the pool \
+                one over its limit until that turn comes, said on stderr).
 
                 Example:
                   promisectl run build/lib -- make -C lib
