@@ -114,10 +114,16 @@ final class PoolSlotClaim {
         }
     }
 
-    /// Gives the slot back if it is held on `client`, the connection in use.
-    /// A slot asked for but not given yet stays asked for: the daemon drops
-    /// that turn when the connection closes, as promisectl exits.
+    /// Gives the slot back if it is held on `client`, the connection in use
+    /// (a slot asked for again whose answer has come is held). One asked for
+    /// but not given yet stays asked for: the daemon drops that turn when the
+    /// connection closes, as promisectl exits.
     func release(on client: PromiseClient) {
+        if case .reclaiming(let asker, let request, _) = state, asker === client,
+           (try? client.result(for: request, timeout: .zero)) != nil
+        {
+            state = .held(client)
+        }
         guard case .held(let holder) = state, holder === client else { return }
         _ = try? client.call("pool.release", ["pool": .string(pool)])
         state = .none
