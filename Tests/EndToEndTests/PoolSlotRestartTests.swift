@@ -20,9 +20,9 @@ struct PoolSlotRestartTests {
         try daemon.call("info")["pools"]?["cc"] ?? .null
     }
 
-    /// The promise ids of pool cc's `holders` or `waiting` (each `{"connection":n,"id":…}` for a client).
+    /// The promise ids of pool cc's `holders` or `waiting` (`{"connection":n,"id":…}` for a client, `{"step":…}` for a step).
     private func ids(_ daemon: E2EDurableDaemon, _ list: String) throws -> [String] {
-        try (pool(daemon)[list]?.arrayValue ?? []).map { $0["id"]?.stringValue ?? "\($0)" }
+        try (pool(daemon)[list]?.arrayValue ?? []).map { ($0["id"] ?? $0["step"])?.stringValue ?? "\($0)" }
     }
 
     /// `run --pool cc ID` whose command writes its pid to `pidFile`, waits for
@@ -146,5 +146,38 @@ struct PoolSlotRestartTests {
         #expect(try daemon.record("job")?.state == .fulfilled)
         #expect(try daemon.record("job")?.value == 5)
         #expect(E2E.eventually(timeout: .seconds(10)) { (try? pool(daemon)["running"]) == 0 })
+    }
+    @Test("known limit: a step queued before the restart starts as the daemon starts, before the run is back; the run's slot waits behind it")
+    func restoredQueuedStepGoesFirst() throws {
+        let daemon = try E2EDurableDaemon(extraArguments: ["--pool", "cc=1"])
+        defer { daemon.remove() }
+        try daemon.start()
+        let directory = daemon.directory
+        let pidFile = directory + "/first.pid", gate = directory + "/gate", firstEnd = directory + "/first.end"
+        let stepStarted = directory + "/step.started"
+        let first = try startGatedRun(daemon, "first", pidFile: pidFile, gate: gate, endFile: firstEnd)
+        defer { E2E.killGroup(fromPIDFile: pidFile) }
+        #expect(E2E.pid(fromFile: pidFile) != nil, "the first run's command did not start")
+        try daemon.call("create", ["id": "src"])
+        try daemon.call("then", [
+            "id": "src", "childId": "step", "pool": "cc",
+            "exec": ["sh", "-c", "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done", .string(stepStarted), .string(gate)],
+        ])
+        try daemon.call("resolve", ["id": "src", "value": 1])
+        #expect(try ids(daemon, "waiting") == ["step"])
+
+        try daemon.restart()
+        defer { E2E.killGroup(fromPIDFile: stepStarted) }
+        #expect(E2E.pid(fromFile: stepStarted) != nil, "the restored queued step did not start")
+        #expect(E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "waiting")) == ["first"] })
+        #expect(try ids(daemon, "holders") == ["step"])
+        #expect(E2E.eventually(timeout: .seconds(10)) { first.stderrSoFar.contains("had no free slot of pool cc for first") },
+                "\(first.stderrSoFar)")
+
+        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        let result = try first.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(try E2E.record(daemon.call("wait", ["id": "step", "timeoutMs": 20_000])).state == .fulfilled)
+        #expect(E2E.eventually(timeout: .seconds(10)) { (try? pool(daemon)["running"]) == 0 && (try? pool(daemon)["queued"]) == 0 })
     }
 }
