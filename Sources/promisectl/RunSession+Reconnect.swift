@@ -5,7 +5,8 @@ import PromiseRPC
 /// on, its outcome is kept in memory, and the session connects again — between
 /// polls while the command runs, then blocking once the command has ended —
 /// takes its lease again, subscribes again (a cancellation made meanwhile
-/// arrives then), and settles the promise on the new connection.
+/// arrives then), asks for its pool slot again while the command runs
+/// (`run --pool`), and settles the promise on the new connection.
 extension RunSession {
     /// Reads the answer to a `lease` of `id`, taken on each connection: `create … lease`
     /// leases only a promise it makes, and a `run` that dies must never leave a
@@ -39,6 +40,24 @@ extension RunSession {
     func finishResume(_ sent: (lease: Int, subscribe: Int), on client: PromiseClient) throws {
         try leaseAnswered { try client.result(for: sent.lease) }
         try client.result(for: sent.subscribe)
+    }
+
+    /// On a new connection made while the command runs with a pool slot: asks
+    /// for the slot again. The restarted daemon does not know the slot was
+    /// held (it went with the old connection), and would give it to the next
+    /// step of the pool while the command still runs.
+    func reclaimSlot(on client: PromiseClient) throws {
+        guard commandRunning, let slot else { return }
+        try slot.reclaim(on: client)
+    }
+
+    /// Between polls: reads the answer to ``reclaimSlot(on:)`` if it has come.
+    func checkReclaimedSlot() {
+        do {
+            try slot?.checkReclaimed(running: command[0])
+        } catch {
+            lostDaemon(error)
+        }
     }
 
     /// The connection failed while the command runs.

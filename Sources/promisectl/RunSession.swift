@@ -49,6 +49,10 @@ final class RunSession {
     private let log: RunLogShipper
     /// The daemon's pool whose slot the command waits for and holds (`run --pool`).
     private let pool: String?
+    /// That slot, taken again on each new connection while the command runs.
+    var slot: PoolSlotClaim?
+    /// True from the command's start to its end: the time a pool slot is due.
+    var commandRunning = false
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
          pool: String? = nil, reconnect: ReconnectPolicy = .never) {
@@ -63,6 +67,7 @@ final class RunSession {
         connection.onReconnect = { [unowned self] in
             log.reconnected()
             try self.resume(on: $0)
+            try self.reclaimSlot(on: $0)
         }
     }
 
@@ -85,10 +90,12 @@ final class RunSession {
             throw ExitCode.alreadySettledOrExists
         }
         // Before signals are held: a promisectl interrupted while it waits just ends, and its turn with it.
-        let slot = try pool.map { try PoolSlotClaim.acquire(pool: $0, for: id, on: client) }
+        // A restart of the daemon meanwhile ends that turn with the connection: the wait starts again on the
+        // new one, at the back of the queue.
+        slot = try pool.map { pool in try connection.withReconnects { try PoolSlotClaim.acquire(pool: pool, for: id, on: $0) } }
         // Given back once the command has ended, however it ended (a killed promisectl's connection closes,
-        // and with it the slot: a run that reconnected holds none).
-        defer { if !daemonGone { slot?.release() } }
+        // and with it the slot). After a restart of the daemon, the slot taken again on the new connection.
+        defer { if !daemonGone { slot?.release(on: client) } }
 
         var blocked = sigset_t()
         sigemptyset(&blocked)
@@ -99,14 +106,17 @@ final class RunSession {
 
         let child: ProcessGroupChild
         do {
+            commandRunning = true
             child = try ProcessGroupChild(arguments: command, defaultSignals: forwardedSignals + [SIGPIPE])
         } catch let error as SpawnError {
+            commandRunning = false
             Failure.report(error.description)
             settle(.rejected(code: Int(error.shellStatus), message: error.description))
             return error.shellStatus
         }
 
         let termination = try supervise(child, forwarding: blocked)
+        commandRunning = false
         if cancelled {
             Failure.report("\(id) was cancelled; stopped \(command[0])")
         } else {
@@ -148,6 +158,7 @@ final class RunSession {
             }
             if daemonGone { reconnectIfDue() }
             if !daemonGone { drainNotifications(child) }
+            if !daemonGone { checkReclaimedSlot() }
             if !daemonGone { log.sendIfDue() }
             forwardPendingSignals(&signals, to: child)
             if let killDeadline, ContinuousClock.now >= killDeadline {

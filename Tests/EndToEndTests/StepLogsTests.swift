@@ -158,4 +158,72 @@ struct StepLogsTests {
             #expect(result.status == 0)
         }
     }
+    /// Waits until `daemon` serves `count` connections besides the one asking.
+    private func waitForConnections(_ daemon: E2EDaemon, _ count: Int) throws -> Bool {
+        let client = try daemon.client()
+        defer { client.close() }
+        return try E2E.eventually(timeout: .seconds(10)) { (try client.call("info")["connections"]?.intValue ?? 0) >= count + 1 }
+    }
+
+    @Test("logs --follow started before its id exists waits for it, then prints what the run step writes and exits as it ended")
+    func followWaitsForCreation() throws {
+        try E2EDaemon.with { daemon in
+            let follow = try daemon.startCtl("logs", "--follow", "late/run")
+            #expect(try waitForConnections(daemon, 1), "logs --follow did not attach")
+            Thread.sleep(forTimeInterval: 0.3)  // it has looked for the id more than once by now
+            #expect(follow.process.isRunning, "logs --follow ended before the id existed: \(follow.stderrSoFar)")
+
+            let script = "echo one; echo warn >&2; sleep 0.4; echo two; exit 3"
+            let run = try daemon.ctl("run", "late/run", "--", "sh", "-c", script)
+            #expect(run.status == 3, "\(run)")
+            let result = try follow.finish(timeout: .seconds(10))
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stdout == "one\ntwo\n")
+            #expect(result.stderr == "warn\n")
+        }
+    }
+
+    @Test("logs --follow waiting for an id that is created and settled between two of its looks prints its log and exits 0")
+    func followCatchesAStepSettledBetweenLooks() throws {
+        try E2EDaemon.with { daemon in
+            let follow = try daemon.startCtl("logs", "--follow", "late/quick")
+            #expect(try waitForConnections(daemon, 1), "logs --follow did not attach")
+            Thread.sleep(forTimeInterval: 0.5)  // its looks are 250 ms apart by now
+            #expect(follow.process.isRunning, "logs --follow ended before the id existed: \(follow.stderrSoFar)")
+            let client = try daemon.client()
+            let results = try client.batch([
+                .init("create", ["id": "late/quick"]),
+                .init("log", ["id": "late/quick", "stream": "stdout", "data": "hello\n"]),
+                .init("resolve", ["id": "late/quick", "value": 7]),
+            ])
+            for result in results { _ = try result.get() }
+            let result = try follow.finish(timeout: .seconds(10))
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout == "hello\n")
+            #expect(result.stderr == "")
+        }
+    }
+
+    @Test("logs --follow of an id created, settled and forgotten before it could look exits 4; plain logs of a missing id still exits 4 at once")
+    func followOfAForgottenIDExits4() throws {
+        try E2EDaemon.with { daemon in
+            let follow = try daemon.startCtl("logs", "--follow", "late/gone")
+            #expect(try waitForConnections(daemon, 1), "logs --follow did not attach")
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(follow.process.isRunning, "logs --follow ended before the id existed: \(follow.stderrSoFar)")
+            let client = try daemon.client()
+            let results = try client.batch([
+                .init("create", ["id": "late/gone"]),
+                .init("resolve", ["id": "late/gone", "value": 1]),
+                .init("forget", ["ids": ["late/gone"]]),
+            ])
+            for result in results { _ = try result.get() }
+            let result = try follow.finish(timeout: .seconds(10))
+            #expect(result.status == 4, "\(result)")
+            #expect(result.stdout == "")
+
+            let plain = try daemon.ctl("logs", "never/made")
+            #expect(plain.status == 4, "\(plain)")
+        }
+    }
 }

@@ -14,13 +14,17 @@ extension PromiseCtl {
                 the last 64 KiB of each stream (promised --max-log-bytes); when a stream \
                 was longer, a note on stderr says how many bytes were cut from its front. \
                 With --follow, output written from now on is printed as it comes, until \
-                the step settles. Exits like `get`: 0 when pending or fulfilled, 1 when \
-                rejected, 2 when cancelled (with --follow: how the step ended); 4 when \
-                there is no such promise.
+                the step settles; an ID not created yet is waited for, as `wait` does \
+                (so it may start before the step is declared). Exits like \
+                `get`: 0 when pending or fulfilled, 1 when rejected, 2 when cancelled \
+                (with --follow: how the step ended); 4 when there is no such promise \
+                (with --follow: only when it was created, settled and forgotten before \
+                logs could look).
 
                 Example:
                   promisectl logs test/lib
                   promisectl logs --follow build/app 2>&1 | tee build.log
+                  promisectl logs --follow build/x & promisectl then src --id build/x -- make x
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -32,22 +36,57 @@ extension PromiseCtl {
         var follow = false
 
         func run(with client: PromiseClient) throws {
-            let answer: JSONValue
-            if follow {
-                // Subscribed in the same line, so that the end cannot slip in between.
-                let results = try client.batch([
-                    .init("subscribe", ["ids": [.string(id)]]),
-                    .init("logs", ["id": .string(id), "follow": true]),
-                ], timeout: nil)
-                answer = try results[1].get()
-            } else {
-                answer = try client.call("logs", ["id": .string(id)])
-            }
+            let answer = follow ? try followedLog(client) : try client.call("logs", ["id": .string(id)])
             Self.print(answer, id: id)
             var state = answer["state"]?.stringValue ?? "pending"
             if follow && state == "pending" { state = try followUntilSettled(client) }
             let status = PromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
             if status != .success { throw status }
+        }
+
+        /// How often a followed id that does not exist yet is asked for again, at first and at most.
+        static let creationPoll = (first: Duration.milliseconds(20), longest: Duration.milliseconds(250))
+
+        /// The answer to `logs` with `follow`, subscribed to `id` in the same
+        /// line, so that the end cannot slip in between. An id not created yet
+        /// is waited for, as `wait` does: the protocol tells of no creation,
+        /// so `logs` is asked again until it finds the promise (the
+        /// subscription, which may come before `create`, stays in place
+        /// meanwhile). What the step wrote before is in that first answer.
+        private func followedLog(_ client: PromiseClient) throws -> JSONValue {
+            let follow: [String: JSONValue] = ["id": .string(id), "follow": true]
+            let results = try client.batch([.init("subscribe", ["ids": [.string(id)]]), .init("logs", follow)], timeout: nil)
+            _ = try results[0].get()
+            var answer = try Self.existing(results[1].get)
+            var delay = Self.creationPoll.first
+            var settledMeanwhile = false
+            while true {
+                if let answer {
+                    if settledMeanwhile && answer["state"]?.stringValue == "pending" {
+                        // Settled, forgotten and made again between two looks: its one `settled` was used up.
+                        try client.call("subscribe", ["ids": [.string(id)]])
+                    }
+                    return answer
+                }
+                // Not created yet: look again after a while, reading the subscription's news meanwhile.
+                if let notification = try client.nextNotification(timeout: delay),
+                   notification.method == "settled", notification.params["id"]?.stringValue == id
+                {
+                    // Made and settled between two looks: one more look finds its log, unless it was forgotten too.
+                    settledMeanwhile = true
+                }
+                delay = min(delay * 2, Self.creationPoll.longest)
+                answer = settledMeanwhile ? try client.call("logs", follow) : try Self.existing { try client.call("logs", follow) }
+            }
+        }
+
+        /// The answer `ask` gets, or nil when the promise does not exist (yet).
+        private static func existing(_ ask: () throws -> JSONValue) throws -> JSONValue? {
+            do {
+                return try ask()
+            } catch let error as RPCError where error.code == .noSuchPromise {
+                return nil
+            }
         }
 
         /// Prints `log` notifications until the `settled` one; returns the state it tells.

@@ -29,7 +29,11 @@ extension PromiseCtl {
                 (first come first served, with the daemon's own steps of that pool), \
                 and gives it back when it ends, however it ends: the slot is held by \
                 promisectl's connection, so a promisectl that is killed frees it too. \
-                If ID is cancelled or settled while it waits, CMD does not run.
+                If ID is cancelled or settled while it waits, CMD does not run. The \
+                slot, or the turn waited for, goes with the connection when the daemon \
+                restarts; run asks again as it reconnects, taking a turn behind any \
+                turn already waiting. A CMD already running runs on meanwhile (the pool \
+                one over its limit until that turn comes, said on stderr).
 
                 Example:
                   promisectl run build/lib -- make -C lib
