@@ -25,13 +25,24 @@ struct PoolSlotRestartTests {
         try (pool(daemon)[list]?.arrayValue ?? []).map { ($0["id"] ?? $0["step"])?.stringValue ?? "\($0)" }
     }
 
-    /// `run --pool cc ID` whose command writes its pid to `pidFile`, waits for
-    /// `gate`, then writes the time (ns) it ended to `endFile`.
-    private func startGatedRun(_ daemon: E2EDurableDaemon, _ id: String, pidFile: String, gate: String,
-                               endFile: String) throws -> E2ERunningCommand {
+    /// The first run's files in the daemon's folder: its command's pid, the
+    /// gate it waits for, and the time (ns) it ended.
+    private struct FirstRunFiles {
+        let pid: String, gate: String, end: String
+        init(_ daemon: E2EDurableDaemon) {
+            pid = daemon.directory + "/first.pid"
+            gate = daemon.directory + "/gate"
+            end = daemon.directory + "/first.end"
+        }
+    }
+
+    /// `run --pool cc first` whose command writes its pid to `files.pid`,
+    /// waits for `files.gate`, then writes the time (ns) it ended to `files.end`.
+    private func startFirstRun(_ daemon: E2EDurableDaemon, _ files: FirstRunFiles) throws -> E2ERunningCommand {
         try startCtl(daemon, [
-            "run", "--pool", "cc", id, "--", "sh", "-c",
-            "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done; date +%s%N > \"$2\"", pidFile, gate, endFile,
+            "run", "--pool", "cc", "first", "--", "sh", "-c",
+            "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done; date +%s%N > \"$2\"",
+            files.pid, files.gate, files.end,
         ])
     }
 
@@ -43,11 +54,10 @@ struct PoolSlotRestartTests {
         defer { daemon.remove() }
         try daemon.start()
         let directory = daemon.directory
-        let pidFile = directory + "/first.pid", gate = directory + "/gate"
-        let firstEnd = directory + "/first.end", secondStart = directory + "/second.start"
-        let first = try startGatedRun(daemon, "first", pidFile: pidFile, gate: gate, endFile: firstEnd)
-        defer { E2E.killGroup(fromPIDFile: pidFile) }
-        #expect(E2E.pid(fromFile: pidFile) != nil, "the first run's command did not start")
+        let files = FirstRunFiles(daemon), secondStart = directory + "/second.start"
+        let first = try startFirstRun(daemon, files)
+        defer { E2E.killGroup(fromPIDFile: files.pid) }
+        #expect(E2E.pid(fromFile: files.pid) != nil, "the first run's command did not start")
         #expect(try ids(daemon, "holders") == ["first"])
 
         try daemon.restart()
@@ -63,12 +73,12 @@ struct PoolSlotRestartTests {
         #expect(!FileManager.default.fileExists(atPath: secondStart), "the second command started while the first ran")
         #expect(try ids(daemon, "waiting") == ["second"])
 
-        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: files.gate, contents: nil)
         let firstResult = try first.finish(timeout: .seconds(30))
         let secondResult = try second.finish(timeout: .seconds(30))
         #expect(firstResult.status == 0, "\(firstResult)")
         #expect(secondResult.status == 0, "\(secondResult)")
-        let ended = nanoseconds(firstEnd), started = nanoseconds(secondStart)
+        let ended = nanoseconds(files.end), started = nanoseconds(secondStart)
         #expect(ended != nil && started != nil, "timestamps: \(String(describing: ended)) \(String(describing: started))")
         if let ended, let started {
             #expect(started >= ended, "the second command started \(ended - started) ns before the first one ended")
@@ -83,11 +93,10 @@ struct PoolSlotRestartTests {
         let daemon = try E2EDurableDaemon()
         defer { daemon.remove() }
         try daemon.start(extraArguments: ["--pool", "cc=1"])
-        let directory = daemon.directory
-        let pidFile = directory + "/first.pid", gate = directory + "/gate", firstEnd = directory + "/first.end"
-        let first = try startGatedRun(daemon, "first", pidFile: pidFile, gate: gate, endFile: firstEnd)
-        defer { E2E.killGroup(fromPIDFile: pidFile) }
-        let commandPid = E2E.pid(fromFile: pidFile)
+        let files = FirstRunFiles(daemon)
+        let first = try startFirstRun(daemon, files)
+        defer { E2E.killGroup(fromPIDFile: files.pid) }
+        let commandPid = E2E.pid(fromFile: files.pid)
         #expect(commandPid != nil, "the first run's command did not start")
 
         // A limit of 0 after the restart: no slot is free when the run asks again.
@@ -101,7 +110,7 @@ struct PoolSlotRestartTests {
         try daemon.call("pool.set", ["pool": "cc", "limit": 1])
         #expect(E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "holders")) == ["first"] })
         #expect(try pool(daemon)["queued"] == 0)
-        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: files.gate, contents: nil)
         let result = try first.finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("took a slot of pool cc again for first"), "\(result)")
@@ -114,15 +123,14 @@ struct PoolSlotRestartTests {
         let daemon = try E2EDurableDaemon()
         defer { daemon.remove() }
         try daemon.start(extraArguments: ["--pool", "cc=1"])
-        let directory = daemon.directory
-        let pidFile = directory + "/first.pid", gate = directory + "/gate", firstEnd = directory + "/first.end"
-        let first = try startGatedRun(daemon, "first", pidFile: pidFile, gate: gate, endFile: firstEnd)
-        defer { E2E.killGroup(fromPIDFile: pidFile) }
-        #expect(E2E.pid(fromFile: pidFile) != nil, "the first run's command did not start")
+        let files = FirstRunFiles(daemon)
+        let first = try startFirstRun(daemon, files)
+        defer { E2E.killGroup(fromPIDFile: files.pid) }
+        #expect(E2E.pid(fromFile: files.pid) != nil, "the first run's command did not start")
 
         try daemon.restart(extraArguments: ["--pool", "cc=0"])
         #expect(E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "waiting")) == ["first"] })
-        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: files.gate, contents: nil)
         let result = try first.finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
         #expect(try daemon.record("first")?.state == .fulfilled)
@@ -153,15 +161,14 @@ struct PoolSlotRestartTests {
         defer { daemon.remove() }
         try daemon.start()
         let directory = daemon.directory
-        let pidFile = directory + "/first.pid", gate = directory + "/gate", firstEnd = directory + "/first.end"
-        let stepStarted = directory + "/step.started"
-        let first = try startGatedRun(daemon, "first", pidFile: pidFile, gate: gate, endFile: firstEnd)
-        defer { E2E.killGroup(fromPIDFile: pidFile) }
-        #expect(E2E.pid(fromFile: pidFile) != nil, "the first run's command did not start")
+        let files = FirstRunFiles(daemon), stepStarted = directory + "/step.started"
+        let first = try startFirstRun(daemon, files)
+        defer { E2E.killGroup(fromPIDFile: files.pid) }
+        #expect(E2E.pid(fromFile: files.pid) != nil, "the first run's command did not start")
         try daemon.call("create", ["id": "src"])
         try daemon.call("then", [
             "id": "src", "childId": "step", "pool": "cc",
-            "exec": ["sh", "-c", "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done", .string(stepStarted), .string(gate)],
+            "exec": ["sh", "-c", "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done", .string(stepStarted), .string(files.gate)],
         ])
         try daemon.call("resolve", ["id": "src", "value": 1])
         #expect(try ids(daemon, "waiting") == ["step"])
@@ -174,7 +181,7 @@ struct PoolSlotRestartTests {
         #expect(E2E.eventually(timeout: .seconds(10)) { first.stderrSoFar.contains("had no free slot of pool cc for first") },
                 "\(first.stderrSoFar)")
 
-        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: files.gate, contents: nil)
         let result = try first.finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
         #expect(try E2E.record(daemon.call("wait", ["id": "step", "timeoutMs": 20_000])).state == .fulfilled)
