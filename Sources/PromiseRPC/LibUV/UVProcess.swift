@@ -4,7 +4,8 @@ import Glibc
 /// A child process started with `uv_spawn`, leading a process group of its
 /// own (`UV_PROCESS_DETACHED` calls `setsid()` in the child), so that
 /// ``signalGroup(_:)`` reaches its children and grandchildren too.
-/// Loop-thread only.
+/// Only where the kernel lacks pidfd_open: uv_spawn forks, and
+/// ``PosixSpawnProcess`` does not (see there). Loop-thread only.
 final class UVProcess: UVHandle {
     /// How the process ended: exit status (0 when signalled) and signal (0 when it exited).
     private var onExit: ((Int64, Int32) -> Void)?
