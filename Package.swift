@@ -34,6 +34,11 @@ let package = Package(
         // The futex calls under the promise lock (Sources/Promise/Core/FutexLock.swift),
         // which Swift cannot make itself: syscall(2) is variadic.
         .systemLibrary(name: "CFutex"),
+        // How the daemon starts `then … exec` commands without fork:
+        // posix_spawn, pidfd_open and waitpid, in C since Swift cannot call
+        // variadic syscall(2) and its Glibc module lacks the GNU spawn calls.
+        // A compiled target so that its header includes no system header.
+        .target(name: "CProcessSpawn"),
         .target(
             name: "Promise",
             dependencies: ["CFutex"],
@@ -44,6 +49,7 @@ let package = Package(
             dependencies: [
                 "Promise",
                 "CLibUV",
+                "CProcessSpawn",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -8,11 +8,15 @@ private struct UVServicesHarness {
     let thread: LoopThread
     let services: LoopBound<UVLoopServices>
 
-    init() throws {
+    init(starter: ProcessStarter = .preferred) throws {
         thread = try LoopThread(name: "test-loop")
         // Built before the loop thread starts, then used on it only.
         services = LoopBound(UVLoopServices(loop: thread.loop, logger: serverTestLogger,
                                             environment: ["PATH": "/usr/bin:/bin", "KEPT": "daemon"]))
+        services.value.spawnChild = { loop, spec, environment, onExit, onFinished throws(UVError) in
+            try ChildProcess(loop: loop, spec: spec, environment: environment, starter: starter,
+                             onExit: onExit, onFinished: onFinished)
+        }
         thread.start { _ in }
     }
 
@@ -286,6 +290,31 @@ struct UVLoopServicesTests {
            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
             kill(pid, SIGKILL)
         }
+    }
+
+    @Test("on this kernel (pidfd_open) commands start with posix_spawn, not libuv's forking uv_spawn")
+    func posixSpawnIsPreferred() {
+        #expect(ProcessStarter.preferred == .posixSpawn)
+    }
+
+    @Test("the uv_spawn fallback still feeds stdin, keeps stdout, and reports status, signal and ENOENT",
+          arguments: [ProcessStarter.uvSpawn, .posixSpawn])
+    func bothStarters(starter: ProcessStarter) throws {
+        let harness = try UVServicesHarness(starter: starter)
+        defer { harness.stop() }
+        let echoed = try harness.run(ProcessSpec(argv: ["cat"], stdin: Array("in".utf8)))
+        #expect(echoed.exitStatus == 0)
+        #expect(echoed.stdout == Array("in".utf8))
+        #expect(try harness.run(ProcessSpec(argv: ["sh", "-c", "exit 7"])).exitStatus == 7)
+        let killed = try harness.run(ProcessSpec(argv: ["sh", "-c", "kill -TERM $$"]))
+        #expect(killed.exitStatus == 128 + SIGTERM)
+        #expect(killed.signal == SIGTERM)
+        #expect {
+            _ = try harness.run(ProcessSpec(argv: ["true"], cwd: "/nonexistent/folder"))
+        } throws: { error in
+            (error as? UVError)?.description == "uv_spawn: no such file or directory (ENOENT)"
+        }
+        #expect(harness.runningCount() == 0)
     }
 
     @Test("a scheduled timer fires once, after its delay, on the loop thread")

@@ -60,6 +60,13 @@ final class UVPipe: UVHandle {
 
     // MARK: Descriptor
 
+    /// Takes over an open descriptor (a child process's end of a socket
+    /// pair), made non-blocking. On success the pipe owns it and closes it
+    /// when closed; on failure the caller still does.
+    func open(_ fileDescriptor: Int32) throws(UVError) {
+        try uvCheck(uv_pipe_open(pipe, fileDescriptor), "uv_pipe_open")
+    }
+
     /// The OS file descriptor, while the pipe is open.
     var fileDescriptor: Int32? {
         var fd: uv_os_fd_t = -1

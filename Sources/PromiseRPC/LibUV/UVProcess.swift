@@ -4,7 +4,8 @@ import Glibc
 /// A child process started with `uv_spawn`, leading a process group of its
 /// own (`UV_PROCESS_DETACHED` calls `setsid()` in the child), so that
 /// ``signalGroup(_:)`` reaches its children and grandchildren too.
-/// Loop-thread only.
+/// Only where the kernel lacks pidfd_open: uv_spawn forks, and
+/// ``PosixSpawnProcess`` does not (see there). Loop-thread only.
 final class UVProcess: UVHandle {
     /// How the process ended: exit status (0 when signalled) and signal (0 when it exited).
     private var onExit: ((Int64, Int32) -> Void)?
@@ -96,31 +97,4 @@ final class UVProcess: UVHandle {
     override func willClose() {
         onExit = nil
     }
-}
-
-/// A NULL-terminated `char**` of copies of Swift strings, for C.
-private struct CStringArray {
-    let pointer: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-    let count: Int
-
-    init(_ strings: [String]) {
-        count = strings.count
-        pointer = .allocate(capacity: strings.count + 1)
-        for (index, string) in strings.enumerated() {
-            pointer[index] = strdup(string)
-        }
-        pointer[strings.count] = nil
-    }
-
-    func free() {
-        for index in 0..<count {
-            Glibc.free(pointer[index])
-        }
-        pointer.deallocate()
-    }
-}
-
-private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-    guard let string else { return body(nil) }
-    return string.withCString { body($0) }
 }

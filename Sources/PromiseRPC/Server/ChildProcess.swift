@@ -14,7 +14,7 @@ final class ChildProcess: RunningProcess {
 
     let pid: Int32
     var processID: Int32? { pid }
-    private let process: UVProcess
+    private let process: StartedProcess
     private let stdin: UVPipe
     private let stdout: UVPipe
     private let stderr: UVPipe
@@ -34,7 +34,8 @@ final class ChildProcess: RunningProcess {
     /// after the start: nothing is read before the loop's next turn.
     var onOutput: ((StepStream, UnsafeRawBufferPointer) -> Void)?
 
-    /// Starts `spec.argv` with `environment` (the whole environment, `NAME=value`).
+    /// Starts `spec.argv` with `environment` (the whole environment, `NAME=value`),
+    /// in a session and process group of its own, with `starter`.
     ///
     /// - Throws: `UVError` when the program cannot be started (not found,
     ///   not executable, `cwd` missing); `onExit` is then never called.
@@ -42,6 +43,7 @@ final class ChildProcess: RunningProcess {
         loop: UVLoop,
         spec: ProcessSpec,
         environment: [String],
+        starter: ProcessStarter = .preferred,
         onExit: @escaping (ProcessOutcome) -> Void,
         onFinished: @escaping (ChildProcess) -> Void
     ) throws(UVError) {
@@ -61,10 +63,17 @@ final class ChildProcess: RunningProcess {
         stderr = pipes[2]
         var exited: ((Int64, Int32) -> Void)?
         do {
-            process = try UVProcess.spawn(
-                loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd,
-                stdin: stdin, stdout: stdout, stderr: stderr,
-                onExit: { status, signal in exited?(status, signal) })
+            switch starter {
+            case .posixSpawn:
+                process = .posixSpawn(try Self.posixSpawn(
+                    loop: loop, spec: spec, environment: environment, pipes: pipes,
+                    onExit: { status, signal in exited?(status, signal) }))
+            case .uvSpawn:
+                process = .uvSpawn(try UVProcess.spawn(
+                    loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd,
+                    stdin: stdin, stdout: stdout, stderr: stderr,
+                    onExit: { status, signal in exited?(status, signal) }))
+            }
         } catch {
             pipes.forEach { $0.close() }
             throw error
@@ -75,6 +84,38 @@ final class ChildProcess: RunningProcess {
         feedStdin(spec.stdin)
         startReading(stdout) { [unowned self] bytes in keepStdout(bytes) }
         startReading(stderr) { [unowned self] bytes in keepStderr(bytes) }
+    }
+
+    /// Three socket pairs, as uv_spawn made for its pipes: the daemon's ends
+    /// opened in `pipes`, the child's ends its fds 0, 1 and 2, closed here
+    /// once it has started. On failure the caller closes `pipes`.
+    private static func posixSpawn(
+        loop: UVLoop,
+        spec: ProcessSpec,
+        environment: [String],
+        pipes: [UVPipe],
+        onExit: @escaping (Int64, Int32) -> Void
+    ) throws(UVError) -> PosixSpawnProcess {
+        var childEnds: [Int32] = []
+        defer { childEnds.forEach { _ = Glibc.close($0) } }
+        for pipe in pipes {
+            // What libuv 1.44's uv_spawn made for each UV_CREATE_PIPE, kept so
+            // that a command sees the same kind of stdin/stdout/stderr as before.
+            var pair: [Int32] = [-1, -1]
+            if socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) != 0 {
+                throw UVError(code: -errno, function: "uv_spawn")
+            }
+            childEnds.append(pair[1])
+            do {
+                try pipe.open(pair[0])
+            } catch {
+                _ = Glibc.close(pair[0])
+                throw UVError(code: error.code, function: "uv_spawn")
+            }
+        }
+        return try PosixSpawnProcess(
+            loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd,
+            stdio: (childEnds[0], childEnds[1], childEnds[2]), onExit: onExit)
     }
 
     /// SIGTERM to the process group now, SIGKILL to the group after
@@ -191,3 +232,23 @@ final class ChildProcess: RunningProcess {
 
 @available(*, unavailable)
 extension ChildProcess: Sendable {}
+
+/// The started process, however it was started.
+private enum StartedProcess {
+    case posixSpawn(PosixSpawnProcess)
+    case uvSpawn(UVProcess)
+
+    var pid: Int32 {
+        switch self {
+        case .posixSpawn(let process): process.pid
+        case .uvSpawn(let process): process.pid
+        }
+    }
+
+    func close() {
+        switch self {
+        case .posixSpawn(let process): process.close()
+        case .uvSpawn(let process): process.close()
+        }
+    }
+}

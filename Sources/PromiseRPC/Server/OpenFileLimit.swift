@@ -22,7 +22,8 @@ public enum OpenFileLimit {
     /// and journal files), with a margin.
     public static let fixedDescriptors = 64
     /// Descriptors one running `then … exec` process holds in the daemon:
-    /// its three pipes, plus the pipe `uv_spawn` uses while it starts.
+    /// its three pipes, plus the pidfd that tells its exit (or, on a kernel
+    /// without pidfd_open, the pipe `uv_spawn` uses while it starts).
     public static let descriptorsPerProcess = 4
     /// The largest default: a table this size is far beyond any one user's
     /// scripts, and a hard limit of a million (containers) should not make
