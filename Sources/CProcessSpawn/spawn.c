@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -41,6 +42,21 @@ static int try_next_entry(int err) {
         || err == ETIMEDOUT;
 }
 
+/// 0 when `candidate` may be started; else the error its exec would give,
+/// found with stat and faccessat in this process. Each failed posix_spawn
+/// costs a whole clone, a failed exec and a wait on the loop thread (a PATH
+/// of ten folders with `cc` in the last made every step ten processes);
+/// execvp only pays a failed execve per entry. A relative candidate (an empty
+/// or relative PATH entry) is left to the child, which has the step's cwd.
+static int candidate_error(const char *candidate) {
+    if (candidate[0] != '/') return 0;
+    struct stat info;
+    if (stat(candidate, &info) != 0) return errno;
+    if (!S_ISREG(info.st_mode)) return EACCES;
+    if (faccessat(AT_FDCWD, candidate, X_OK, AT_EACCESS) != 0) return errno;
+    return 0;
+}
+
 static int spawn_searching(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
     if (strchr(file, '/') != NULL) return spawn_path(pid, file, actions, attr, argv, envp);
@@ -66,7 +82,8 @@ static int spawn_searching(pid_t *pid, const char *file, const posix_spawn_file_
         } else {
             memcpy(candidate, file, fileLength + 1);
         }
-        err = spawn_path(pid, candidate, actions, attr, argv, envp);
+        int found = candidate_error(candidate);
+        err = found == 0 ? spawn_path(pid, candidate, actions, attr, argv, envp) : found;
         if (err == EACCES) sawEACCES = 1;
         if (!try_next_entry(err) || *end == '\0') break;
         start = end + 1;

@@ -119,6 +119,25 @@ struct ExecStartTests {
         }
     }
 
+    @Test("a program found after 200 PATH folders that lack it is started by one process: the folders cost no spawn")
+    func missingPathFoldersCostNoProcess() throws {
+        try E2EDaemon.with { daemon in
+            func pid(_ record: PromiseClient.Record) throws -> Int {
+                try #require(record.value?.intValue ?? record.value?.stringValue.flatMap { Int($0) })
+            }
+            let missing = (0..<200).map { "\(daemon.directory)/missing-\($0)" }.joined(separator: ":")
+            let before = try pid(step(daemon, ["sh", "-c", "echo $$"], env: ["PATH": "/usr/bin:/bin"]))
+            let after = try pid(step(daemon, ["sh", "-c", "echo $$"], env: ["PATH": missing + ":/usr/bin:/bin"]))
+            // Each folder tried with a posix_spawn of its own took a pid (a
+            // process that failed its exec): 200 between the two steps. Other
+            // tests start processes meanwhile, so the bound is loose.
+            let text = try String(contentsOfFile: "/proc/sys/kernel/pid_max", encoding: .utf8)
+            let pidMax = try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let gap = (after - before + pidMax) % pidMax
+            #expect(gap < 100, "\(gap) pids were used between the two steps")
+        }
+    }
+
     @Test("a step still starts, and exits 0, once the daemon holds 10,000 promises")
     func spawnsWithManyPromises() throws {
         try E2EDaemon.with { daemon in
