@@ -71,18 +71,13 @@ final class PosixSpawnProcess {
             throw UVError(code: -error, function: "uv_spawn")
         }
         // The child exists from here on: any failure must stop and reap it.
-        let pidfd = CProcessSpawn_pidfd_open(pid)
-        if pidfd < 0 {
-            let code = -CProcessSpawn_errno()
-            Self.killAndReap(pid)
-            throw UVError(code: code, function: "uv_spawn")
-        }
         let watch: UVPoll
         do {
+            let pidfd = CProcessSpawn_pidfd_open(pid)
+            try uvCheck(pidfd < 0 ? -CProcessSpawn_errno() : 0, "pidfd_open")
             watch = try UVPoll(loop: loop, fileDescriptor: pidfd)
         } catch {
-            Self.killAndReap(pid)
-            throw UVError(code: error.code, function: "uv_spawn")
+            throw Self.killAndReap(pid, after: error)
         }
         self.pid = pid
         self.exitWatch = watch
@@ -93,8 +88,7 @@ final class PosixSpawnProcess {
         } catch {
             watch.close()
             self.onExit = nil
-            Self.killAndReap(pid)
-            throw UVError(code: error.code, function: "uv_spawn")
+            throw Self.killAndReap(pid, after: error)
         }
     }
 
@@ -129,12 +123,14 @@ final class PosixSpawnProcess {
     }
 
     /// For a child whose exit cannot be watched: SIGKILL its group, then a
-    /// blocking wait, short since SIGKILL cannot be caught.
-    private static func killAndReap(_ pid: Int32) {
+    /// blocking wait, short since SIGKILL cannot be caught. Returns `error`
+    /// named after `uv_spawn`, as every failure to start is.
+    private static func killAndReap(_ pid: Int32, after error: UVError) -> UVError {
         _ = kill(-pid, SIGKILL)
         var status: Int32 = 0
         var signal: Int32 = 0
         _ = CProcessSpawn_reap(pid, 1, &status, &signal)
+        return UVError(code: error.code, function: "uv_spawn")
     }
 }
 
