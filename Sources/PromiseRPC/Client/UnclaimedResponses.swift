@@ -35,20 +35,17 @@ struct UnclaimedResponses {
     }
 
     /// The first answer that came for `id`, taken out.
-    mutating func takeFirst(for id: JSONValue) -> JSONValue? {
-        if let index = list.firstIndex(where: { $0.id == id }) { return list.remove(at: index).response }
-        guard !byID.isEmpty, var waiting = byID[id], !waiting.isEmpty else { return nil }
-        let first = waiting.removeFirst()
-        byID[id] = waiting.isEmpty ? nil : waiting
-        return first
-    }
+    mutating func takeFirst(for id: JSONValue) -> JSONValue? { take(for: id, newest: false) }
 
     /// The last answer that came for `id`, taken out.
-    mutating func takeLast(for id: JSONValue) -> JSONValue? {
-        if let index = list.lastIndex(where: { $0.id == id }) { return list.remove(at: index).response }
+    mutating func takeLast(for id: JSONValue) -> JSONValue? { take(for: id, newest: true) }
+
+    private mutating func take(for id: JSONValue, newest: Bool) -> JSONValue? {
+        let index = newest ? list.lastIndex { $0.id == id } : list.firstIndex { $0.id == id }
+        if let index { return list.remove(at: index).response }
         guard !byID.isEmpty, var waiting = byID[id], !waiting.isEmpty else { return nil }
-        let last = waiting.removeLast()
+        let taken = newest ? waiting.removeLast() : waiting.removeFirst()
         byID[id] = waiting.isEmpty ? nil : waiting
-        return last
+        return taken
     }
 }
