@@ -194,10 +194,8 @@ extension Registry {
     /// `entry` is dropped (forget, retention): so is its log.
     func dropLog(_ entry: RemotePromise) {
         guard let log = logBook.logs[entry.id], log.sequence == entry.sequence else { return }
-        if !log.followers.isEmpty {
-            for connectionID in log.followers.keys { logBook.stopFollowing(entry.id, connectionID) }
-            log.followers = [:]
-        }
+        // `remove` settles what it drops first, and a settled log has no followers (`logSettled`).
+        assert(log.followers.isEmpty, "\(entry.id): a log is dropped while followed")
         logBook.heldBytes -= log.heldBytes
         logBook.logs[entry.id] = nil
     }
