@@ -5,7 +5,9 @@
 /// The array is bounded by `maxBytes` (`maxBatchAnswerBytes`): each member
 /// answer is measured as it comes, and one that would take the array past
 /// the bound is replaced by a short -32004 error answer (about 150 bytes
-/// and the request's id, not counted against the bound). Every answer is bounded
+/// and the request's id). Replacements are counted like answers, so the
+/// answers after one see that much less room, and they alone may take the
+/// array past the bound (PROTOCOL.md: "on top of the bound"). Every answer is bounded
 /// alone (values, reasons, records), but a thousand of them were not: a
 /// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line.
 final class BatchAnswer {
