@@ -71,11 +71,11 @@ extension ProgressBar {
             let text = onTerminal
                 ? "\r" + bar.line(id: id, fraction: fraction, message: message) + "\u{1B}[K"
                 : plainLine(id: id, fraction: fraction, message: message) + "\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            Output.write(text, to: STDERR_FILENO)
             drawn = true
         }
         defer {
-            if drawn && onTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if drawn && onTerminal { Output.write("\r\u{1B}[K", to: STDERR_FILENO) }
         }
 
         return try connection.withReconnects { client in
