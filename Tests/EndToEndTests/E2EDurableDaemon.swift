@@ -141,6 +141,11 @@ final class E2EDurableDaemon {
         try PromiseClient(socketPath: socketPath, timeout: timeout)
     }
 
+    /// Starts `promisectl ARGS…` against this daemon in the background.
+    func startCtl(_ arguments: [String]) throws -> E2ERunningCommand {
+        try E2ECommand.start(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": socketPath])
+    }
+
     /// One call on a fresh connection.
     @discardableResult
     func call(_ method: String, _ params: [String: JSONValue] = [:]) throws -> JSONValue {
