@@ -28,8 +28,8 @@ struct ProgressBar {
         let filled = Int((clamped * Double(barWidth)).rounded(.down))
         var bar = String(repeating: "=", count: filled)
         if filled < barWidth { bar += ">" + String(repeating: " ", count: barWidth - filled - 1) }
-        let percent = String(Int((clamped * 100).rounded(.down)))
-        var text = Format.oneLine(id, limit: 40) + " [" + bar + "] " + String(repeating: " ", count: 3 - percent.count) + percent + "%"
+        let percent = Format.percent(clamped)
+        var text = Format.oneLine(id, limit: 40) + " [" + bar + "] " + String(repeating: " ", count: 4 - percent.count) + percent
         if let message, !message.isEmpty {
             let room = columns - 1 - text.count - 2
             if room > 1 { text += "  " + Format.oneLine(message, limit: room) }
@@ -39,7 +39,7 @@ struct ProgressBar {
 
     /// The line for a stream that is not a terminal: no bar, nothing to redraw.
     static func plainLine(id: String, fraction: Double, message: String?) -> String {
-        var parts = [id, "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"]
+        var parts = [id, Format.percent(min(1, max(0, fraction)))]
         if let message, !message.isEmpty { parts.append(Format.oneLine(message)) }
         return parts.joined(separator: "  ")
     }
