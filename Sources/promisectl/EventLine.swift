@@ -17,7 +17,7 @@ enum EventLine {
         case "progress":
             let id = params["id"]?.stringValue ?? "?"
             var parts = [time, id]
-            if let fraction = params["progress"]?.doubleValue { parts.append("\(Int((fraction * 100).rounded(.down)))%") }
+            if let fraction = params["progress"]?.doubleValue { parts.append(Format.percent(fraction)) }
             if let message = params["message"]?.stringValue, !message.isEmpty { parts.append(Format.oneLine(message)) }
             return parts.joined(separator: "  ")
         case "settled":

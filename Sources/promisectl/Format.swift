@@ -39,6 +39,11 @@ enum Format {
         return oneLine(words.joined(separator: " "), limit: limit)
     }
 
+    /// A fraction as a whole percentage, rounded down: `0.426` is `42%`.
+    static func percent(_ fraction: Double) -> String {
+        "\(Int((fraction * 100).rounded(.down)))%"
+    }
+
     /// `text` on one line (line breaks and tabs as spaces), cut to `limit` characters with `…`.
     static func oneLine(_ text: String, limit: Int = 80) -> String {
         var flat = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })

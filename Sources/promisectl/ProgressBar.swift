@@ -28,8 +28,8 @@ struct ProgressBar {
         let filled = Int((clamped * Double(barWidth)).rounded(.down))
         var bar = String(repeating: "=", count: filled)
         if filled < barWidth { bar += ">" + String(repeating: " ", count: barWidth - filled - 1) }
-        let percent = String(Int((clamped * 100).rounded(.down)))
-        var text = Format.oneLine(id, limit: 40) + " [" + bar + "] " + String(repeating: " ", count: 3 - percent.count) + percent + "%"
+        let percent = Format.percent(clamped)
+        var text = Format.oneLine(id, limit: 40) + " [" + bar + "] " + String(repeating: " ", count: 4 - percent.count) + percent
         if let message, !message.isEmpty {
             let room = columns - 1 - text.count - 2
             if room > 1 { text += "  " + Format.oneLine(message, limit: room) }
@@ -39,7 +39,7 @@ struct ProgressBar {
 
     /// The line for a stream that is not a terminal: no bar, nothing to redraw.
     static func plainLine(id: String, fraction: Double, message: String?) -> String {
-        var parts = [id, "\(Int((min(1, max(0, fraction)) * 100).rounded(.down)))%"]
+        var parts = [id, Format.percent(min(1, max(0, fraction)))]
         if let message, !message.isEmpty { parts.append(Format.oneLine(message)) }
         return parts.joined(separator: "  ")
     }
@@ -71,11 +71,11 @@ extension ProgressBar {
             let text = onTerminal
                 ? "\r" + bar.line(id: id, fraction: fraction, message: message) + "\u{1B}[K"
                 : plainLine(id: id, fraction: fraction, message: message) + "\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            Output.write(text, to: STDERR_FILENO)
             drawn = true
         }
         defer {
-            if drawn && onTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if drawn && onTerminal { Output.write("\r\u{1B}[K", to: STDERR_FILENO) }
         }
 
         return try connection.withReconnects { client in

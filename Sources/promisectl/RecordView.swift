@@ -69,7 +69,7 @@ struct RecordView: Equatable {
     var progressText: String {
         var parts: [String] = []
         if let progress, progress > 0, !isSettled {
-            parts.append("\(Int((progress * 100).rounded(.down)))%")
+            parts.append(Format.percent(progress))
         }
         if let progressMessage, !progressMessage.isEmpty { parts.append(Format.oneLine(progressMessage)) }
         return parts.joined(separator: " ")

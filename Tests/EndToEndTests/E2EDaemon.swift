@@ -188,7 +188,13 @@ extension E2EDaemon {
 
     /// Starts `promisectl` in the background.
     func startCtl(_ arguments: String...) throws -> E2ERunningCommand {
-        try E2ECommand.start(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": socketPath])
+        try startCtl(arguments)
+    }
+
+    /// Starts `promisectl` in the background, with more environment variables.
+    func startCtl(_ arguments: [String], environment: [String: String] = [:]) throws -> E2ERunningCommand {
+        try E2ECommand.start(E2EBinaries.promisectl, arguments,
+                             environment: environment.merging(["PROMISED_SOCKET": socketPath]) { _, socket in socket })
     }
 }
 

@@ -141,6 +141,16 @@ final class E2EDurableDaemon {
         try PromiseClient(socketPath: socketPath, timeout: timeout)
     }
 
+    /// Runs the built `promisectl` against this daemon.
+    func ctl(_ arguments: [String]) throws -> E2ECommandResult {
+        try E2ECommand.run(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": socketPath])
+    }
+
+    /// Starts `promisectl ARGS…` against this daemon in the background.
+    func startCtl(_ arguments: [String]) throws -> E2ERunningCommand {
+        try E2ECommand.start(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": socketPath])
+    }
+
     /// One call on a fresh connection.
     @discardableResult
     func call(_ method: String, _ params: [String: JSONValue] = [:]) throws -> JSONValue {

@@ -10,9 +10,11 @@ struct OutputFailureTests {
         try E2EDaemon.with { daemon in
             #expect(try daemon.ctl("create", "v").status == 0)
             #expect(try daemon.ctl("resolve", "v", "1").status == 0)
-            // Both ways in: the hand parser's and ArgumentParser's (`--socket` twice).
+            #expect(try daemon.ctl("run", "r", "--", "echo", "logged").status == 0)
+            // Both ways in: the hand parser's and ArgumentParser's (`--socket` twice); and `logs`, which writes a step's log.
             for arguments in [["get", "v", "--socket", daemon.socketPath],
-                              ["--socket", daemon.socketPath, "get", "v", "--socket", daemon.socketPath]] {
+                              ["--socket", daemon.socketPath, "get", "v", "--socket", daemon.socketPath],
+                              ["logs", "r", "--socket", daemon.socketPath]] {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: E2EBinaries.promisectl)
                 process.arguments = arguments

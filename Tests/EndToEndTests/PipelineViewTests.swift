@@ -205,9 +205,8 @@ struct PipelineViewTests {
             for (id, terminal) in [("job", "1"), ("log", "0")] {
                 _ = try daemon.ctl("create", id)
                 _ = try daemon.ctl("progress", id, "0.1", "starting")
-                let waiter = try E2ECommand.start(
-                    E2EBinaries.promisectl, ["wait", id, "--progress"],
-                    environment: ["PROMISED_SOCKET": daemon.socketPath, "PROMISECTL_TTY": terminal, "COLUMNS": "100"])
+                let waiter = try daemon.startCtl(["wait", id, "--progress"],
+                                                 environment: ["PROMISECTL_TTY": terminal, "COLUMNS": "100"])
                 #expect(E2E.eventually { waiter.stderrSoFar.contains("10%") }, "\(waiter.stderrSoFar)")
                 _ = try daemon.ctl("progress", id, "0.5", "halfway")
                 #expect(E2E.eventually { waiter.stderrSoFar.contains("50%") })
@@ -231,9 +230,7 @@ struct PipelineViewTests {
             _ = try daemon.ctl("create", "x")
             _ = try daemon.ctl("create", "y")
             _ = try daemon.ctl("all", "x", "y", "--id", "both")
-            let waiter = try E2ECommand.start(
-                E2EBinaries.promisectl, ["wait", "both", "--progress"],
-                environment: ["PROMISED_SOCKET": daemon.socketPath, "PROMISECTL_TTY": "0"])
+            let waiter = try daemon.startCtl(["wait", "both", "--progress"], environment: ["PROMISECTL_TTY": "0"])
             _ = try daemon.ctl("progress", "x", "0.01")
             #expect(E2E.eventually { waiter.stderrSoFar.contains("both") }, "\(waiter.stderrSoFar)")
             _ = try daemon.ctl("resolve", "x", "1")

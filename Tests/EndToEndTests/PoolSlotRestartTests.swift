@@ -12,10 +12,6 @@ import Glibc
 /// creates once it has seen the pool's state; the commands write timestamps.
 @Suite("run --pool across a restart of the daemon", .serialized)
 struct PoolSlotRestartTests {
-    private func startCtl(_ daemon: E2EDurableDaemon, _ arguments: [String]) throws -> E2ERunningCommand {
-        try E2ECommand.start(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": daemon.socketPath])
-    }
-
     private func pool(_ daemon: E2EDurableDaemon) throws -> JSONValue {
         try daemon.call("info")["pools"]?["cc"] ?? .null
     }
@@ -39,7 +35,7 @@ struct PoolSlotRestartTests {
     /// `run --pool cc first` whose command writes its pid to `files.pid`,
     /// waits for `files.gate`, then writes the time (ns) it ended to `files.end`.
     private func startFirstRun(_ daemon: E2EDurableDaemon, _ files: FirstRunFiles) throws -> E2ERunningCommand {
-        try startCtl(daemon, [
+        try daemon.startCtl([
             "run", "--pool", "cc", "first", "--", "sh", "-c",
             "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done; date +%s%N > \"$2\"",
             files.pid, files.gate, files.end,
@@ -65,7 +61,7 @@ struct PoolSlotRestartTests {
         let retaken = E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "holders")) == ["first"] }
         #expect(retaken, "the first run did not take its slot again: \(String(describing: try? pool(daemon)))")
 
-        let second = try startCtl(daemon, ["run", "--pool", "cc", "second", "--", "sh", "-c", "date +%s%N > \"$0\"", secondStart])
+        let second = try daemon.startCtl(["run", "--pool", "cc", "second", "--", "sh", "-c", "date +%s%N > \"$0\"", secondStart])
         // It queues behind the first run, or (the bug) runs at once.
         _ = E2E.eventually(timeout: .seconds(10)) {
             (try? pool(daemon)["queued"]) == 1 || FileManager.default.fileExists(atPath: secondStart)
@@ -143,7 +139,7 @@ struct PoolSlotRestartTests {
         defer { daemon.remove() }
         try daemon.start(extraArguments: ["--pool", "cc=0"])
         let runs = daemon.directory + "/runs"
-        let runner = try startCtl(daemon, ["run", "--pool", "cc", "job", "--", "sh", "-c", "echo ran >> \"$0\"; echo 5", runs])
+        let runner = try daemon.startCtl(["run", "--pool", "cc", "job", "--", "sh", "-c", "echo ran >> \"$0\"; echo 5", runs])
         #expect(E2E.eventually(timeout: .seconds(10)) { (try? ids(daemon, "waiting")) == ["job"] })
 
         try daemon.restart(extraArguments: ["--pool", "cc=1"])

@@ -10,11 +10,6 @@ import Glibc
 /// to a durable daemon that is killed with SIGKILL and started again.
 @Suite("clients that survive a restart of the daemon", .serialized)
 struct ReconnectTests {
-    /// Starts `promisectl ARGS…` against `daemon` in the background.
-    private func startCtl(_ daemon: E2EDurableDaemon, _ arguments: [String]) throws -> E2ERunningCommand {
-        try E2ECommand.start(E2EBinaries.promisectl, arguments, environment: ["PROMISED_SOCKET": daemon.socketPath])
-    }
-
     /// Waits until the daemon serves at least `count` connections besides the one asking.
     private func waitForClients(_ daemon: E2EDurableDaemon, _ count: Int) throws {
         let attached = try E2E.eventually(timeout: .seconds(10)) {
@@ -27,7 +22,7 @@ struct ReconnectTests {
     func waitSurvivesRestart() throws {
         try E2EDurableDaemon.with { daemon in
             try daemon.call("create", ["id": "job"])
-            let waiter = try startCtl(daemon, ["wait", "job"])
+            let waiter = try daemon.startCtl(["wait", "job"])
             try waitForClients(daemon, 1)
 
             daemon.kill9()
@@ -46,7 +41,7 @@ struct ReconnectTests {
     func progressWaitSurvivesRestart() throws {
         try E2EDurableDaemon.with { daemon in
             try daemon.call("create", ["id": "job"])
-            let waiter = try startCtl(daemon, ["wait", "job", "--progress"])
+            let waiter = try daemon.startCtl(["wait", "job", "--progress"])
             try waitForClients(daemon, 1)
 
             daemon.kill9()
@@ -70,7 +65,7 @@ struct ReconnectTests {
     func waitGivesUp() throws {
         try E2EDurableDaemon.with { daemon in
             try daemon.call("create", ["id": "job"])
-            let waiter = try startCtl(daemon, ["wait", "job", "--reconnect-timeout", "0.5"])
+            let waiter = try daemon.startCtl(["wait", "job", "--reconnect-timeout", "0.5"])
             try waitForClients(daemon, 1)
             daemon.kill9()
             let result = try waiter.finish(timeout: .seconds(30))
@@ -84,7 +79,7 @@ struct ReconnectTests {
         try E2EDurableDaemon.with { daemon in
             try daemon.call("create", ["id": "a"])
             try daemon.call("create", ["id": "b"])
-            let watcher = try startCtl(daemon, ["watch", "a", "b", "--until-settled"])
+            let watcher = try daemon.startCtl(["watch", "a", "b", "--until-settled"])
             try waitForClients(daemon, 1)
             try daemon.call("resolve", ["id": "a", "value": 1])
             #expect(E2E.eventually(timeout: .seconds(10)) { watcher.stdoutSoFar.contains("\"id\":\"a\"") })
@@ -110,7 +105,7 @@ struct ReconnectTests {
         try E2EDurableDaemon.with { daemon in
             let gate = daemon.directory + "/gate"
             let started = daemon.directory + "/started"
-            let runner = try startCtl(daemon, [
+            let runner = try daemon.startCtl([
                 "run", "job", "--", "sh", "-c", "echo $$ > \"$1\"; while [ ! -e \"$0\" ]; do sleep 0.02; done; echo 42",
                 gate, started,
             ])
@@ -156,7 +151,7 @@ struct ReconnectTests {
             try daemon.call("create", ["id": "pre"])
             let pidFile = daemon.directory + "/cmd.pid"
             defer { E2E.killGroup(fromPIDFile: pidFile) }
-            let runner = try startCtl(daemon, ["run", "pre", "--", "sh", "-c", "echo $$ > \"$0\"; exec sleep 30", pidFile])
+            let runner = try daemon.startCtl(["run", "pre", "--", "sh", "-c", "echo $$ > \"$0\"; exec sleep 30", pidFile])
             defer {
                 E2E.killGroup(fromPIDFile: pidFile)
                 _ = try? runner.finish(timeout: .seconds(10))

@@ -95,27 +95,26 @@ struct StepLogsTests {
     func durableAcrossRestart() throws {
         let daemon = try E2EDurableDaemon.started()
         defer { daemon.remove() }
-        let env = ["PROMISED_SOCKET": daemon.socketPath]
         let client = try daemon.client()
         try client.call("create", ["id": "p"])
         try client.call("then", ["id": "p", "childId": "c", "exec": ["sh", "-c", "echo kept; echo also >&2"]])
         try client.call("resolve", ["id": "p", "value": 1])
         _ = try client.call("wait", ["id": "c", "timeoutMs": 10_000])
-        let run = try E2ECommand.run(E2EBinaries.promisectl, ["run", "r", "--", "sh", "-c", "echo from run"], environment: env)
+        let run = try daemon.ctl(["run", "r", "--", "sh", "-c", "echo from run"])
         #expect(run.status == 0)
         client.close()
 
         #expect(daemon.terminate() == 0)
         try daemon.restart()
-        let logs = try E2ECommand.run(E2EBinaries.promisectl, ["logs", "c"], environment: env)
+        let logs = try daemon.ctl(["logs", "c"])
         #expect(logs.stdout == "kept\n")
         #expect(logs.stderr == "also\n")
-        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["logs", "r"], environment: env).stdout == "from run\n")
+        #expect(try daemon.ctl(["logs", "r"]).stdout == "from run\n")
 
-        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["forget", "c"], environment: env).status == 0)
+        #expect(try daemon.ctl(["forget", "c"]).status == 0)
         #expect(daemon.terminate() == 0)
         try daemon.restart()
-        #expect(try E2ECommand.run(E2EBinaries.promisectl, ["logs", "c"], environment: env).status == 4)
+        #expect(try daemon.ctl(["logs", "c"]).status == 4)
     }
 
     @Test("logs --follow prints lines as a slow step writes them, and exits when it ends")

@@ -61,9 +61,7 @@ extension PromiseCtl {
                 if !cursor.isNull { params["cursor"] = cursor }
                 let page = try client.call("list", params)
                 let records = try (page["promises"]?.arrayValue ?? []).map(PromiseClient.Record.init)
-                if var shown = table {
-                    let lines = shown.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds())
-                    table = shown
+                if let lines = table?.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds()) {
                     if !lines.isEmpty { Output.line(lines.joined(separator: "\n")) }
                 } else {
                     for record in records {

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import PromiseRPC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension PromiseCtl {
     struct Logs: ClientCommand {
@@ -121,8 +124,7 @@ extension PromiseCtl {
 
         private static func write(_ text: String, toStandardError: Bool) {
             guard !text.isEmpty else { return }
-            let handle = toStandardError ? FileHandle.standardError : FileHandle.standardOutput
-            handle.write(Data(text.utf8))
+            Output.write(text, to: toStandardError ? STDERR_FILENO : STDOUT_FILENO)
         }
     }
 }

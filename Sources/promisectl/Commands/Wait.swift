@@ -54,20 +54,20 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
-            var params: [String: JSONValue] = ["id": .string(id)]
-            if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
+            let limit = timeout.map { ValueInput.milliseconds(seconds: $0) }
             let armed = cancelOnSignal
                 ? SignalCancellation.arm(cancelling: id, socketPath: connection.resolvedSocketPath) : nil
             defer { armed?.disarm() }
             let record: PromiseClient.Record
             do {
                 if progress {
+                    var params: [String: JSONValue] = ["id": .string(id)]
+                    if let limit { params["timeoutMs"] = .int(limit) }
                     record = try PromiseClient.Record(
                         ProgressBar.wait(for: id, params: params, connection: reconnect.reconnecting(client)))
                 } else {
                     // Asks again, on a new connection, when the daemon restarts meanwhile.
-                    let limit = timeout.map { Duration.milliseconds(ValueInput.milliseconds(seconds: $0)) }
-                    record = try reconnect.reconnecting(client).wait(for: id, timeout: limit)
+                    record = try reconnect.reconnecting(client).wait(for: id, timeout: limit.map { .milliseconds($0) })
                 }
                 armed?.disarm()
             } catch let error as RPCError where error.code == .waitTimedOut {
