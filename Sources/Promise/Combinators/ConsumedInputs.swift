@@ -96,14 +96,9 @@ private enum _ConsumeStep {
 
 /// The promises in flight are the inputs a combinator's result waits on,
 /// for the cycle check of `resolve` (set as the result's `combinedInputs`
-/// with `watchedBy(_:)`).
+/// with `_CombinedInputs.watchedBy(_:)`).
 extension _ConsumedInputs: _CombinedInputs {
     var _cycleInputs: [any _PromiseNode] {
         state.withLock { $0.entries.values.map(\.promise) }
-    }
-
-    /// Makes `output`'s cycle check walk up through these promises.
-    func watchedBy<Output>(_ output: Promise<Output>) {
-        output._withState { $0.writableExtras.combinedInputs = self }
     }
 }

@@ -53,8 +53,7 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     static func combine(_ inputs: [Promise<Input>], decide: @escaping Decide) -> Promise<Output> {
         let output = Promise<Output>()
         let gather = _Gather(inputs: inputs, output: output, decide: decide)
-        // Recorded for the cycle check until the output settles.
-        output._withState { $0.writableExtras.combinedInputs = gather }
+        gather.watchedBy(output)
         // When the output is cancelled, each input loses a consumer (and is
         // cancelled if that was its last).
         // Its handlers, registered with the gather as their key, are

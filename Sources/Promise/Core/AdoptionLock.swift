@@ -1,13 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One process-wide lock around the cycle check and the link of every
 /// adoption (`resolve`, and a handler returning a promise).
 ///
@@ -29,18 +21,10 @@ enum _AdoptionLock {
     /// The thread holding `mutex`, or 0.
     static let owner = Atomic<UInt>(0)
 
-    static var currentThread: UInt {
-        #if canImport(Darwin)
-        UInt(bitPattern: pthread_self())
-        #else
-        UInt(pthread_self())
-        #endif
-    }
-
     /// Runs `body` holding the lock.
     @usableFromInline
     static func withLock<R>(_ body: () -> R) -> R {
-        let me = currentThread
+        let me = _currentThread()
         if owner.load(ordering: .relaxed) == me { return body() }
         return mutex.withLock { _ in
             owner.store(me, ordering: .relaxed)

@@ -239,6 +239,15 @@ protocol _CombinedInputs: AnyObject, Sendable {
     var _cycleInputs: [any _PromiseNode] { get }
 }
 
+extension _CombinedInputs {
+    /// Makes `output`'s cycle check walk up through these inputs, until
+    /// `output` settles (`takeSettlement` forgets them).
+    @inlinable
+    func watchedBy<Output>(_ output: Promise<Output>) {
+        output._withState { $0.writableExtras.combinedInputs = self }
+    }
+}
+
 /// A promise of any value type, as its relatives see it.
 @usableFromInline
 protocol _PromiseNode: AnyObject, Sendable {

@@ -141,7 +141,6 @@ enum _SerialNumbers {
 
     /// Whether the leak report is on.
     static var isLeakCheckOn: Bool {
-        if counter.load(ordering: .relaxed) & environmentUnreadBit != 0 { return readEnvironment() }
-        return counter.load(ordering: .relaxed) & leakCheckBit != 0
+        leakCheckApplies(counter.load(ordering: .relaxed))
     }
 }

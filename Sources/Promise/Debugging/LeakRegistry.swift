@@ -10,7 +10,7 @@ enum _LeakRegistry {
         let made: ContinuousClock.Instant
     }
 
-    static let entries = _LockedByNSLock<[UInt64: Entry]>([:])
+    static let entries = _Locked<[UInt64: Entry]>([:])
 
     static func watch(_ promise: any _LeakWatched, serialNumber: UInt64) {
         let entry = Entry(promise: promise, made: .now)
@@ -58,23 +58,4 @@ protocol _LeakWatched: AnyObject, Sendable {
     var _pendingChain: String? { get }
     var _leakName: String? { get }
     var _typeName: String { get }
-}
-
-/// A value behind an `NSLock`, for the leak report's tables: unlike
-/// `Synchronization.Mutex`, which waits on a futex that ThreadSanitizer does
-/// not see, an `NSLock` is a pthread mutex, so the report's tests stay
-/// clean under ThreadSanitizer. Off the hot paths.
-final class _LockedByNSLock<Value>: @unchecked Sendable {  // `lock` guards `value`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }

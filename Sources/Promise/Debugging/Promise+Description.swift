@@ -16,14 +16,22 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     ///   ← Promise<URL> #10 generation 0: pending
     /// ```
     public var debugDescription: String {
+        _chainDescription(upstream: _upstream)
+    }
+
+    /// This promise's summary and the chain from `upstream`, the promise it
+    /// waits on (nil when none: then its parent, if it had one, is named by
+    /// serial number). Also for the leak report, which reads `upstream`
+    /// under the same lock as what it reports.
+    func _chainDescription(upstream: (any _PromiseNode)?) -> String {
         var lines = [_summary]
-        var node: any _PromiseNode = self
+        var node = upstream
         var seen: Set<ObjectIdentifier> = [ObjectIdentifier(self)]
-        while let parent = node._upstream, seen.insert(ObjectIdentifier(parent)).inserted {
+        while let parent = node, seen.insert(ObjectIdentifier(parent)).inserted {
             lines.append("  ← " + parent._summary)
-            node = parent
+            node = parent._upstream
         }
-        if node === self, _parentSerial != 0 {
+        if upstream == nil, _parentSerial != 0 {
             lines.append("  ← #\(_parentSerial) (released)")
         }
         return lines.joined(separator: "\n")

@@ -21,20 +21,10 @@ extension Promise: _LeakWatched {
              state.name, state.parent.node)
         }
         guard leaked else { return }
-        var lines = [_summary]
-        var node = parent
-        var seen: Set<ObjectIdentifier> = []
-        while let next = node, seen.insert(ObjectIdentifier(next)).inserted {
-            lines.append("  ← " + next._summary)
-            node = next._upstream
-        }
-        if parent == nil, _parentSerial != 0 {
-            lines.append("  ← #\(_parentSerial) (released)")
-        }
         let leak = PromiseLeakReport.LeakedPromise(
             serialNumber: serialNumber, name: name, typeName: _typeName,
             handlerCount: handlerCount, age: made.map { ContinuousClock.now - $0 } ?? .zero,
-            chain: lines.joined(separator: "\n"))
+            chain: _chainDescription(upstream: parent))
         PromiseLeakReport.handler(leak)
     }
 

@@ -89,7 +89,7 @@ public enum PromiseLeakReport {
         _LeakRegistry.pendingPromises(olderThan: age)
     }
 
-    static let _handler = _LockedByNSLock<@Sendable (LeakedPromise) -> Void>(writeToStandardError)
+    static let _handler = _Locked<@Sendable (LeakedPromise) -> Void>(writeToStandardError)
 
     /// The default ``handler``.
     @Sendable
