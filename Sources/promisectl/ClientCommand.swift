@@ -11,13 +11,20 @@ protocol ClientCommand: ParsableCommand {
 
 extension ClientCommand {
     func run() throws {
-        do {
-            let client = try connection.connect()
-            defer { client.close() }
-            try run(with: client)
-        } catch {
-            throw Failure.exitCode(reporting: error)
-        }
+        try withDaemon(socket: connection.socket, run(with:))
+    }
+}
+
+/// Connects to the daemon (`--socket`, else the default path), runs `body`
+/// with the connection, and turns every failure into one line on stderr and
+/// its pinned exit status.
+func withDaemon(socket: String?, _ body: (PromiseClient) throws -> Void) throws {
+    do {
+        let client = try PromiseClient(socketPath: SocketPath.resolve(explicit: socket), timeout: nil)
+        defer { client.close() }
+        try body(client)
+    } catch {
+        throw Failure.exitCode(reporting: error)
     }
 }
 

@@ -3,19 +3,17 @@ import PromiseRPC
 
 /// The command lines that scripts run in loops (`get`, `create`, `resolve`,
 /// `reject`, `run`, `then`, `wait`, `all`), parsed by hand into the same
-/// command values ArgumentParser would make.
+/// plain values (``ClientCall``) ArgumentParser's commands hand over.
 ///
 /// Why by hand: ArgumentParser finds a command's arguments by reflection at
 /// every start (Mirror over each command and option group, conformance checks
 /// that scan every protocol conformance of the statically linked binary, types
 /// looked up by mangled name). Measured with callgrind on a fully static
 /// release `promisectl get ID`: 15.0 M instructions, 85 % of them in
-/// `parseAsRoot`; a static hello world costs 0.13 M. With this parser (and
-/// the client's own start-up trimmed) it costs 1.5 M, and one call 1.26 ms
-/// instead of 2.51 ms (redis-cli get: 2.69 ms; /bin/true: 0.49 ms). Most of
-/// what is left here is making and dropping ArgumentParser's property
-/// wrappers (each looks up conformances too): the price of running the very
-/// command values the full path runs.
+/// `parseAsRoot`; a static hello world costs 0.13 M. This parser, building
+/// the command values with their property wrappers, brought it to 1.5 M;
+/// building plain values instead, without touching ArgumentParser's types,
+/// to 0.84 M (and a `run ID -- /bin/true` from 2.28 M to 1.19 M).
 ///
 /// It takes only what it fully understands: the command's own flags and
 /// options (`--name value` or `--name=value`, each at most once, `--env`
@@ -25,13 +23,13 @@ import PromiseRPC
 /// value that starts with `-`, an empty value, a number that does not parse,
 /// a line that fails `validate()`) gives nil, and ArgumentParser parses the
 /// line as before, with its own messages and exit statuses. What it takes
-/// runs the same command value's `validate()` and `run()`, so the output and
-/// exit status are those of the full path: the tests parse every form both
-/// ways and compare the values (PromiseCtlFastPathTests).
+/// runs the same plain value's `validate()` and `run()` as the full path,
+/// so the output and exit status are the same: the tests parse every form
+/// both ways and compare the values (PromiseCtlFastPathTests).
 enum FastCommandLine {
     /// The command `arguments` (without the program name) ask for, validated,
     /// or nil when ArgumentParser must parse them.
-    static func parse(_ arguments: [String]) -> (any ClientCommand)? {
+    static func parse(_ arguments: [String]) -> (any ClientCall)? {
         var socket: String?
         var index = 0
         // Before the command, only --socket.
@@ -44,8 +42,8 @@ enum FastCommandLine {
         guard index < arguments.count, let kind = Kind(rawValue: arguments[index]) else { return nil }
         guard var scan = Scan(arguments[(index + 1)...], grammar: kind.grammar) else { return nil }
         if let before = socket {
-            guard scan.options["socket"] == nil else { return nil }
-            scan.options["socket"] = [before]
+            guard !scan.options.contains(where: { $0.name == "socket" }) else { return nil }
+            scan.options.append((name: "socket", value: before))
         }
         guard let command = build(kind, from: &scan), scan.isFullyUsed else { return nil }
         return command
@@ -86,7 +84,11 @@ enum FastCommandLine {
     struct Scan {
         var positionals: [String] = []
         var flags: [String] = []
-        var options: [String: [String]] = [:]
+        /// Each option given, in order. Not a dictionary: `[String: [String]]`
+        /// made here had its generic type built at run time, with a scan of
+        /// every conformance of the static binary (170 K instructions, half of
+        /// what is left of a `get`).
+        var options: [(name: String, value: String)] = []
         var command: [String] = []
         /// Names read by `build`, to check that nothing given went unused.
         private var used: [String] = []
@@ -110,9 +112,9 @@ enum FastCommandLine {
                         guard inline == nil, !flags.contains(name) else { return nil }
                         flags.append(name)
                     } else if name == "socket" || grammar.options.contains(name) || grammar.repeatable.contains(name) {
-                        guard grammar.repeatable.contains(name) || options[name] == nil,
+                        guard grammar.repeatable.contains(name) || !options.contains(where: { $0.name == name }),
                               let value = optionValue(inline, arguments, &index) else { return nil }
-                        options[name, default: []].append(value)
+                        options.append((name: name, value: value))
                     } else {
                         return nil
                     }
@@ -127,7 +129,7 @@ enum FastCommandLine {
 
         /// Whether every positional argument and option given was read.
         var isFullyUsed: Bool {
-            positionalsUsed == positionals.count && (options.keys + flags).allSatisfy(used.contains)
+            positionalsUsed == positionals.count && options.allSatisfy { used.contains($0.name) } && flags.allSatisfy(used.contains)
         }
 
         mutating func flag(_ name: String) -> Bool {
@@ -137,12 +139,12 @@ enum FastCommandLine {
 
         mutating func option(_ name: String) -> String? {
             used.append(name)
-            return options[name]?.last
+            return options.last { $0.name == name }?.value
         }
 
         mutating func repeated(_ name: String) -> [String] {
             used.append(name)
-            return options[name] ?? []
+            return options.filter { $0.name == name }.map(\.value)
         }
 
         /// An option converted as ArgumentParser converts it; `.invalid` when it does not convert.
@@ -158,11 +160,6 @@ enum FastCommandLine {
             return positionals
         }
 
-        mutating func connection() -> ConnectionOptions {
-            var connection = ConnectionOptions()
-            connection.socket = option("socket")
-            return connection
-        }
     }
 
     enum Converted<Value> {
@@ -205,113 +202,64 @@ enum FastCommandLine {
         return value.isEmpty || value.hasPrefix("-") ? nil : value
     }
 
-    /// The command value, every property set (reading an unset one traps).
-    private static func build(_ kind: Kind, from scan: inout Scan) -> (any ClientCommand)? {
+    /// The command's plain value (see ``ClientCall``).
+    private static func build(_ kind: Kind, from scan: inout Scan) -> (any ClientCall)? {
         var invalid = false
+        let socket = scan.option("socket")
+        let call: any ClientCall
         switch kind {
         case .get:
             guard let ids = scan.positionals(1...1) else { return nil }
-            var command = PromiseCtl.Get()
-            command.connection = scan.connection()
-            command.id = ids[0]
-            command.json = scan.flag("json")
-            command.human = scan.flag("human")
-            return validated(command)
+            call = PromiseCtl.Get.Call(socket: socket, id: ids[0], json: scan.flag("json"), human: scan.flag("human"))
         case .create:
             guard let ids = scan.positionals(0...1) else { return nil }
-            var command = PromiseCtl.Create()
-            command.connection = scan.connection()
-            command.id = ids.first
-            command.name = scan.option("name")
-            command.timeout = scan.option("timeout", as: Double.self).unwrap(&invalid)
-            command.ifExists = scan.flag("if-exists")
-            return invalid ? nil : validated(command)
+            call = PromiseCtl.Create.Call(
+                socket: socket, id: ids.first, name: scan.option("name"),
+                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), ifExists: scan.flag("if-exists"))
         case .resolve:
             guard let values = scan.positionals(1...2) else { return nil }
-            var command = PromiseCtl.Resolve()
-            command.connection = scan.connection()
-            command.id = values[0]
-            command.value = values.count > 1 ? values[1] : nil
-            command.string = scan.flag("string")
-            return validated(command)
+            call = PromiseCtl.Resolve.Call(
+                socket: socket, id: values[0], value: values.count > 1 ? values[1] : nil, string: scan.flag("string"))
         case .reject:
             guard let values = scan.positionals(1...2) else { return nil }
-            var command = PromiseCtl.Reject()
-            command.connection = scan.connection()
-            command.id = values[0]
-            command.message = values.count > 1 ? values[1] : "rejected"
-            command.code = scan.option("code", as: Int.self).unwrap(&invalid)
-            command.data = scan.option("data")
-            return invalid ? nil : validated(command)
+            call = PromiseCtl.Reject.Call(
+                socket: socket, id: values[0], message: values.count > 1 ? values[1] : "rejected",
+                code: scan.option("code", as: Int.self).unwrap(&invalid), data: scan.option("data"))
         case .run:
             guard let ids = scan.positionals(1...1) else { return nil }
-            var command = PromiseCtl.Run()
-            command.connection = scan.connection()
-            command.reconnect = reconnectOptions(&scan, &invalid)
-            command.id = ids[0]
-            command.grace = scan.option("grace", as: Double.self).unwrap(&invalid) ?? 2
-            command.pool = scan.option("pool")
-            command.command = scan.command
-            return invalid ? nil : validated(command, groups: [command.reconnect])
+            call = PromiseCtl.Run.Call(
+                socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
+                grace: scan.option("grace", as: Double.self).unwrap(&invalid) ?? 2, pool: scan.option("pool"),
+                command: scan.command)
         case .then:
             guard let ids = scan.positionals(1...1) else { return nil }
-            var command = PromiseCtl.Then()
-            command.connection = scan.connection()
-            command.id = ids[0]
-            command.childID = scan.option("id")
-            command.on = scan.option("on", as: PromiseCtl.Then.Trigger.self).unwrap(&invalid) ?? .fulfilled
-            command.cwd = scan.option("cwd")
-            command.environment = scan.repeated("env")
-            command.pool = scan.option("pool")
-            command.daemonEnv = scan.flag("daemon-env")
-            command.command = scan.command
-            return invalid ? nil : validated(command)
+            call = PromiseCtl.Then.Call(
+                socket: socket, id: ids[0], childID: scan.option("id"),
+                on: scan.option("on", as: PromiseCtl.Then.Trigger.self).unwrap(&invalid) ?? .fulfilled,
+                cwd: scan.option("cwd"), environment: scan.repeated("env"), pool: scan.option("pool"),
+                daemonEnv: scan.flag("daemon-env"), command: scan.command)
         case .wait:
             guard let ids = scan.positionals(1...1) else { return nil }
-            var command = PromiseCtl.Wait()
-            command.connection = scan.connection()
-            command.reconnect = reconnectOptions(&scan, &invalid)
-            command.id = ids[0]
-            command.timeout = scan.option("timeout", as: Double.self).unwrap(&invalid)
-            command.json = scan.flag("json")
-            command.raw = scan.flag("raw")
-            command.progress = scan.flag("progress")
-            command.cancelOnSignal = scan.flag("cancel-on-signal")
-            return invalid ? nil : validated(command, groups: [command.reconnect])
+            call = PromiseCtl.Wait.Call(
+                socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
+                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), json: scan.flag("json"),
+                raw: scan.flag("raw"), progress: scan.flag("progress"), cancelOnSignal: scan.flag("cancel-on-signal"))
         case .all:
             guard let ids = scan.positionals(0...Int.max) else { return nil }
-            var command = PromiseCtl.All()
-            command.connection = scan.connection()
-            var inputs = CombinatorOptions()
-            inputs.ids = ids
-            inputs.newID = scan.option("id")
-            command.inputs = inputs
-            command.policy = scan.option("policy", as: PromiseCtl.All.Policy.self).unwrap(&invalid) ?? .failFast
-            command.stopOnFailure = scan.flag("stop-on-failure")
-            return invalid ? nil : validated(command, groups: [inputs])
+            call = PromiseCtl.All.Call(
+                socket: socket, inputs: CombinatorInputs(ids: ids, newID: scan.option("id")),
+                policy: scan.option("policy", as: PromiseCtl.All.Policy.self).unwrap(&invalid) ?? .failFast,
+                stopOnFailure: scan.flag("stop-on-failure"))
         }
+        // A line that fails what ArgumentParser checks after parsing goes to
+        // ArgumentParser, which reports the failure with the command's usage.
+        guard !invalid, (try? call.validate()) != nil else { return nil }
+        return call
     }
 
-    /// `command` when it passes what ArgumentParser checks after parsing (its
-    /// option groups' `validate()`, then its own), else nil: ArgumentParser
-    /// then reports the failure, with the command's usage.
-    /// (`validate()` is `mutating`; none of promisectl's changes anything, so
-    /// the groups are checked on copies.)
-    private static func validated(_ command: any ClientCommand, groups: [any ParsableArguments] = []) -> (any ClientCommand)? {
-        var command = command
-        do {
-            for var group in [command.connection] + groups { try group.validate() }
-            try command.validate()
-            return command
-        } catch {
-            return nil
-        }
-    }
-
-    private static func reconnectOptions(_ scan: inout Scan, _ invalid: inout Bool) -> ReconnectOptions {
-        var options = ReconnectOptions()
-        options.seconds = scan.option("reconnect-timeout", as: Double.self).unwrap(&invalid)
-            ?? Double(ReconnectPolicy.defaultGiveUpAfter.components.seconds)
-        return options
+    private static func reconnectTimeout(_ scan: inout Scan, _ invalid: inout Bool) -> ReconnectTimeout {
+        var timeout = ReconnectTimeout()
+        if let seconds = scan.option("reconnect-timeout", as: Double.self).unwrap(&invalid) { timeout.seconds = seconds }
+        return timeout
     }
 }

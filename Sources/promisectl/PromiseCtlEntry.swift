@@ -10,7 +10,7 @@ import Glibc
 @main
 enum PromiseCtlEntry {
     static func main() {
-        guard var command = FastCommandLine.parse(Array(CommandLine.arguments.dropFirst())) else {
+        guard let command = FastCommandLine.parse(Array(CommandLine.arguments.dropFirst())) else {
             PromiseCtl.main()
             return
         }

@@ -10,7 +10,17 @@ struct ReconnectOptions: ParsableArguments {
         help: ArgumentHelp(
             "When the daemon goes away, keep reconnecting for this many seconds (0: do not reconnect), then exit 69.",
             valueName: "sec"))
-    var seconds: Double = Double(ReconnectPolicy.defaultGiveUpAfter.components.seconds)
+    var seconds: Double = ReconnectTimeout().seconds
+
+    func validate() throws { try timeout.validate() }
+
+    /// The plain value (see ``ClientCall``).
+    var timeout: ReconnectTimeout { ReconnectTimeout(seconds: seconds) }
+}
+
+/// `--reconnect-timeout`, as a plain value (see ``ClientCall``).
+struct ReconnectTimeout {
+    var seconds = Double(ReconnectPolicy.defaultGiveUpAfter.components.seconds)
 
     func validate() throws {
         if !(seconds >= 0) || !seconds.isFinite {

@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct All: ClientCommand {
+    struct All: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "all",
             abstract: "Make a promise fulfilled with every input's value, in order; print its id.",
@@ -37,16 +37,28 @@ extension PromiseCtl {
         @Flag(help: "Once one input fails, cancel the inputs still pending that nothing else consumes.")
         var stopOnFailure = false
 
-        func validate() throws {
-            if stopOnFailure && policy != .failFast {
-                throw ValidationError("--stop-on-failure needs --policy fail-fast: the others wait for every input")
-            }
+        var call: Call {
+            Call(socket: connection.socket, inputs: inputs.plain, policy: policy, stopOnFailure: stopOnFailure)
         }
 
-        func run(with client: PromiseClient) throws {
-            var extra: [String: JSONValue] = ["policy": .string(policy.rawValue)]
-            if stopOnFailure { extra["stopOnFailure"] = true }
-            try inputs.combine("all", extra: extra, with: client)
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var inputs: CombinatorInputs
+            var policy: Policy = .failFast
+            var stopOnFailure = false
+
+            func validate() throws {
+                if stopOnFailure && policy != .failFast {
+                    throw ValidationError("--stop-on-failure needs --policy fail-fast: the others wait for every input")
+                }
+            }
+
+            func run(with client: PromiseClient) throws {
+                var extra: [String: JSONValue] = ["policy": .string(policy.rawValue)]
+                if stopOnFailure { extra["stopOnFailure"] = true }
+                try inputs.combine("all", extra: extra, with: client)
+            }
         }
     }
 }

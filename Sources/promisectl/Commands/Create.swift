@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Create: ClientCommand {
+    struct Create: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "create",
             abstract: "Create a pending promise and print its id.",
@@ -29,20 +29,31 @@ extension PromiseCtl {
         @Flag(help: "Succeed with the existing promise when ID is taken, instead of exiting 5.")
         var ifExists = false
 
-        func validate() throws {
-            if let timeout, !(timeout > 0) || !timeout.isFinite {
-                throw ValidationError("--timeout must be a positive number of seconds")
-            }
-        }
+        var call: Call { Call(socket: connection.socket, id: id, name: name, timeout: timeout, ifExists: ifExists) }
 
-        func run(with client: PromiseClient) throws {
-            var params: [String: JSONValue] = [:]
-            if let id { params["id"] = .string(id) }
-            if let name { params["name"] = .string(name) }
-            if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
-            if ifExists { params["ifExists"] = "get" }
-            let record = try PromiseClient.Record(client.call("create", params))
-            Output.line(record.id)
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var id: String?
+            var name: String?
+            var timeout: Double?
+            var ifExists = false
+
+            func validate() throws {
+                if let timeout, !(timeout > 0) || !timeout.isFinite {
+                    throw ValidationError("--timeout must be a positive number of seconds")
+                }
+            }
+
+            func run(with client: PromiseClient) throws {
+                var params: [String: JSONValue] = [:]
+                if let id { params["id"] = .string(id) }
+                if let name { params["name"] = .string(name) }
+                if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
+                if ifExists { params["ifExists"] = "get" }
+                let record = try PromiseClient.Record(client.call("create", params))
+                Output.line(record.id)
+            }
         }
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Get: ClientCommand {
+    struct Get: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "get",
             abstract: "Show a promise's state and value without waiting.",
@@ -33,22 +33,32 @@ extension PromiseCtl {
         @Flag(help: "Print the details for people even when stdout is not a terminal.")
         var human = false
 
-        func validate() throws {
-            if json && human { throw ValidationError("--json and --human exclude each other") }
-        }
+        var call: Call { Call(socket: connection.socket, id: id, json: json, human: human) }
 
-        func run(with client: PromiseClient) throws {
-            let record = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
-            if json {
-                Output.line(Output.json(record.json))
-            } else if human || Terminal.standardOutputIsTerminal {
-                let details = RecordDetails.lines(for: RecordView(record), now: Terminal.nowMilliseconds())
-                Output.line(([Output.summary(of: record)] + details).joined(separator: "\n"))
-            } else {
-                Output.line(Output.summary(of: record))
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var id: String
+            var json = false
+            var human = false
+
+            func validate() throws {
+                if json && human { throw ValidationError("--json and --human exclude each other") }
             }
-            let status = ExitCode(state: record.state)
-            if status != .success { throw status }
+
+            func run(with client: PromiseClient) throws {
+                let record = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
+                if json {
+                    Output.line(Output.json(record.json))
+                } else if human || Terminal.standardOutputIsTerminal {
+                    let details = RecordDetails.lines(for: RecordView(record), now: Terminal.nowMilliseconds())
+                    Output.line(([Output.summary(of: record)] + details).joined(separator: "\n"))
+                } else {
+                    Output.line(Output.summary(of: record))
+                }
+                let status = ExitCode(state: record.state)
+                if status != .success { throw status }
+            }
         }
     }
 }

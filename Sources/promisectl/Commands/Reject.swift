@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Reject: ClientCommand {
+    struct Reject: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "reject",
             abstract: "Reject a promise with a reason.",
@@ -27,11 +27,22 @@ extension PromiseCtl {
         @Option(help: "More details, as JSON.")
         var data: String?
 
-        func run(with client: PromiseClient) throws {
-            var reason: [String: JSONValue] = ["message": .string(message)]
-            if let code { reason["code"] = .int(code) }
-            if let data { reason["data"] = try ValueInput.json(data, what: "--data") }
-            try client.call("reject", ["id": .string(id), "reason": .object(reason)])
+        var call: Call { Call(socket: connection.socket, id: id, message: message, code: code, data: data) }
+
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var id: String
+            var message = "rejected"
+            var code: Int?
+            var data: String?
+
+            func run(with client: PromiseClient) throws {
+                var reason: [String: JSONValue] = ["message": .string(message)]
+                if let code { reason["code"] = .int(code) }
+                if let data { reason["data"] = try ValueInput.json(data, what: "--data") }
+                try client.call("reject", ["id": .string(id), "reason": .object(reason)])
+            }
         }
     }
 }

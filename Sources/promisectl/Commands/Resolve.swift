@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Resolve: ClientCommand {
+    struct Resolve: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "resolve",
             abstract: "Fulfil a promise with a value.",
@@ -31,17 +31,27 @@ extension PromiseCtl {
         @Flag(help: "Take the value as a string, not as JSON.")
         var string = false
 
-        func run(with client: PromiseClient) throws {
-            let resolved: JSONValue
-            switch (value, string) {
-            case (nil, false): resolved = .null
-            case (nil, true): throw UsageError("--string needs a VALUE (or - for stdin)")
-            case ("-", false): resolved = try ValueInput.json(String(decoding: ValueInput.standardInput(), as: UTF8.self), what: "stdin")
-            case ("-", true): resolved = .string(ValueInput.droppingTrailingNewline(ValueInput.standardInput()))
-            case (let text?, false): resolved = try ValueInput.json(text, what: "VALUE")
-            case (let text?, true): resolved = .string(text)
+        var call: Call { Call(socket: connection.socket, id: id, value: value, string: string) }
+
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var id: String
+            var value: String?
+            var string = false
+
+            func run(with client: PromiseClient) throws {
+                let resolved: JSONValue
+                switch (value, string) {
+                case (nil, false): resolved = .null
+                case (nil, true): throw UsageError("--string needs a VALUE (or - for stdin)")
+                case ("-", false): resolved = try ValueInput.json(String(decoding: ValueInput.standardInput(), as: UTF8.self), what: "stdin")
+                case ("-", true): resolved = .string(ValueInput.droppingTrailingNewline(ValueInput.standardInput()))
+                case (let text?, false): resolved = try ValueInput.json(text, what: "VALUE")
+                case (let text?, true): resolved = .string(text)
+                }
+                try client.call("resolve", ["id": .string(id), "value": resolved])
             }
-            try client.call("resolve", ["id": .string(id), "value": resolved])
         }
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Run: ClientCommand {
+    struct Run: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
             abstract: "Run a command here and settle a promise from how it ends.",
@@ -56,20 +56,35 @@ extension PromiseCtl {
         @Argument(parsing: .postTerminator, help: "The command to run, after --.")
         var command: [String] = []
 
-        func validate() throws {
-            if command.isEmpty { throw ValidationError("run needs a command after --, e.g. promisectl run ID -- make") }
-            if !(grace >= 0) || !grace.isFinite { throw ValidationError("--grace must be 0 or more seconds") }
-            if let pool, !DaemonLimits.isValidPoolName(pool) {
-                throw ValidationError("a pool name is 1 to 64 letters, digits, ., _ or -, not \(pool)")
-            }
+        var call: Call {
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace, pool: pool, command: command)
         }
 
-        func run(with client: PromiseClient) throws {
-            if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
-            let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
-                                     pool: pool, reconnect: reconnect.policy)
-            let status = try session.run()
-            if status != 0 { throw ExitCode(status) }
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var reconnect = ReconnectTimeout()
+            var id: String
+            var grace: Double = 2
+            var pool: String?
+            var command: [String] = []
+
+            func validate() throws {
+                try reconnect.validate()
+                if command.isEmpty { throw ValidationError("run needs a command after --, e.g. promisectl run ID -- make") }
+                if !(grace >= 0) || !grace.isFinite { throw ValidationError("--grace must be 0 or more seconds") }
+                if let pool, !DaemonLimits.isValidPoolName(pool) {
+                    throw ValidationError("a pool name is 1 to 64 letters, digits, ., _ or -, not \(pool)")
+                }
+            }
+
+            func run(with client: PromiseClient) throws {
+                if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
+                let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
+                                         pool: pool, reconnect: reconnect.policy)
+                let status = try session.run()
+                if status != 0 { throw ExitCode(status) }
+            }
         }
     }
 }

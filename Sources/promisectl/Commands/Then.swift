@@ -3,7 +3,7 @@ import Foundation
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Then: ClientCommand {
+    struct Then: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "then",
             abstract: "Chain a child promise that the daemon settles, optionally by running a command.",
@@ -66,67 +66,85 @@ extension PromiseCtl {
         @Argument(parsing: .postTerminator, help: "The command the daemon runs, after --.")
         var command: [String] = []
 
-        func validate() throws {
-            for entry in environment where !entry.contains("=") || entry.hasPrefix("=") {
-                throw ValidationError("--env takes NAME=VALUE, got \(entry)")
-            }
-            if command.isEmpty && (cwd != nil || !environment.isEmpty || daemonEnv) {
-                throw ValidationError("--cwd, --env and --daemon-env need a command after --")
-            }
-            if pool != nil && command.isEmpty { throw ValidationError("--pool needs a command after --") }
+        var call: Call {
+            Call(socket: connection.socket, id: id, childID: childID, on: on, cwd: cwd, environment: environment, pool: pool,
+                 daemonEnv: daemonEnv, command: command)
         }
 
-        func run(with client: PromiseClient) throws {
-            var params: [String: JSONValue] = ["id": .string(id), "on": .string(on.rawValue)]
-            if let childID { params["childId"] = .string(childID) }
-            if let pool { params["pool"] = .string(pool) }
-            if !command.isEmpty {
-                params["exec"] = .array(command.map { .string($0) })
-                let directory = workingDirectory()
-                params["cwd"] = .string(directory)
-                let variables = commandEnvironment(directory: directory)
-                if !variables.isEmpty { params["env"] = .object(variables.mapValues { .string($0) }) }
-            }
-            let record: PromiseClient.Record
-            do {
-                record = try PromiseClient.Record(client.call("then", params))
-            } catch let error as RPCError
-                where error.code == .limitExceeded && error.data?["limit"]?.stringValue == "maxLineBytes" && !daemonEnv
-            {
-                let size = params["env"].map { $0.serialized().count } ?? 0
-                throw UsageError(
-                    "the request, with this shell's environment (\(size) bytes of JSON), is longer than the daemon takes: "
-                        + "\(error.message); pass --daemon-env (and --env NAME=VALUE for what CMD needs), or unset large variables")
-            }
-            Output.line(record.id)
-        }
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var id: String
+            var childID: String?
+            var on: Trigger = .fulfilled
+            var cwd: String?
+            var environment: [String] = []
+            var pool: String?
+            var daemonEnv = false
+            var command: [String] = []
 
-        /// Where CMD runs: --cwd taken from here (the daemon would resolve a
-        /// relative one from its own directory), else the current directory.
-        private func workingDirectory() -> String {
-            let current = FileManager.default.currentDirectoryPath
-            guard let cwd else { return current }
-            return cwd.hasPrefix("/") ? cwd : URL(fileURLWithPath: cwd, relativeTo: URL(fileURLWithPath: current)).path
-        }
-
-        /// The variables sent for CMD: this shell's (unless --daemon-env), with
-        /// PWD naming `directory`, then --env. The daemon's own PROMISE_*
-        /// variables are left for it to set.
-        private func commandEnvironment(directory: String) -> [String: String] {
-            var variables: [String: String] = [:]
-            if !daemonEnv {
-                variables = ProcessEnvironment.variables()
-                for name in Self.setByDaemon { variables[name] = nil }
-                if variables["PWD"] != nil { variables["PWD"] = directory }
+            func validate() throws {
+                for entry in environment where !entry.contains("=") || entry.hasPrefix("=") {
+                    throw ValidationError("--env takes NAME=VALUE, got \(entry)")
+                }
+                if command.isEmpty && (cwd != nil || !environment.isEmpty || daemonEnv) {
+                    throw ValidationError("--cwd, --env and --daemon-env need a command after --")
+                }
+                if pool != nil && command.isEmpty { throw ValidationError("--pool needs a command after --") }
             }
-            for entry in environment {
-                let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                variables[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
-            }
-            return variables
-        }
 
-        /// Set by the daemon for every command; a value sent in `env` would win over it.
-        private static let setByDaemon = ["PROMISE_ID", "PROMISE_CHILD_ID", "PROMISE_STATE"]
+            func run(with client: PromiseClient) throws {
+                var params: [String: JSONValue] = ["id": .string(id), "on": .string(on.rawValue)]
+                if let childID { params["childId"] = .string(childID) }
+                if let pool { params["pool"] = .string(pool) }
+                if !command.isEmpty {
+                    params["exec"] = .array(command.map { .string($0) })
+                    let directory = workingDirectory()
+                    params["cwd"] = .string(directory)
+                    let variables = commandEnvironment(directory: directory)
+                    if !variables.isEmpty { params["env"] = .object(variables.mapValues { .string($0) }) }
+                }
+                let record: PromiseClient.Record
+                do {
+                    record = try PromiseClient.Record(client.call("then", params))
+                } catch let error as RPCError
+                    where error.code == .limitExceeded && error.data?["limit"]?.stringValue == "maxLineBytes" && !daemonEnv
+                {
+                    let size = params["env"].map { $0.serialized().count } ?? 0
+                    throw UsageError(
+                        "the request, with this shell's environment (\(size) bytes of JSON), is longer than the daemon takes: "
+                            + "\(error.message); pass --daemon-env (and --env NAME=VALUE for what CMD needs), or unset large variables")
+                }
+                Output.line(record.id)
+            }
+
+            /// Where CMD runs: --cwd taken from here (the daemon would resolve a
+            /// relative one from its own directory), else the current directory.
+            private func workingDirectory() -> String {
+                let current = FileManager.default.currentDirectoryPath
+                guard let cwd else { return current }
+                return cwd.hasPrefix("/") ? cwd : URL(fileURLWithPath: cwd, relativeTo: URL(fileURLWithPath: current)).path
+            }
+
+            /// The variables sent for CMD: this shell's (unless --daemon-env), with
+            /// PWD naming `directory`, then --env. The daemon's own PROMISE_*
+            /// variables are left for it to set.
+            private func commandEnvironment(directory: String) -> [String: String] {
+                var variables: [String: String] = [:]
+                if !daemonEnv {
+                    variables = ProcessEnvironment.variables()
+                    for name in Self.setByDaemon { variables[name] = nil }
+                    if variables["PWD"] != nil { variables["PWD"] = directory }
+                }
+                for entry in environment {
+                    let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    variables[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+                }
+                return variables
+            }
+
+            /// Set by the daemon for every command; a value sent in `env` would win over it.
+            private static let setByDaemon = ["PROMISE_ID", "PROMISE_CHILD_ID", "PROMISE_STATE"]
+        }
     }
 }

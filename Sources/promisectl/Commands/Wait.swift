@@ -2,7 +2,7 @@ import ArgumentParser
 import PromiseRPC
 
 extension PromiseCtl {
-    struct Wait: ClientCommand {
+    struct Wait: CallingCommand {
         static let configuration = CommandConfiguration(
             commandName: "wait",
             abstract: "Block until a promise settles, then print its value.",
@@ -46,43 +46,61 @@ extension PromiseCtl {
         @Flag(help: "On SIGINT or SIGTERM, cancel the promise, then exit 130 or 143.")
         var cancelOnSignal = false
 
-        func validate() throws {
-            if let timeout, !(timeout >= 0) || !timeout.isFinite {
-                throw ValidationError("--timeout must be a number of seconds, 0 or more")
-            }
-            if json && raw { throw ValidationError("--json and --raw exclude each other") }
+        var call: Call {
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, timeout: timeout, json: json, raw: raw,
+                 progress: progress, cancelOnSignal: cancelOnSignal)
         }
 
-        func run(with client: PromiseClient) throws {
-            let limit = timeout.map { ValueInput.milliseconds(seconds: $0) }
-            let armed = cancelOnSignal
-                ? SignalCancellation.arm(cancelling: id, socketPath: connection.resolvedSocketPath) : nil
-            defer { armed?.disarm() }
-            let record: PromiseClient.Record
-            do {
-                if progress {
-                    var params: [String: JSONValue] = ["id": .string(id)]
-                    if let limit { params["timeoutMs"] = .int(limit) }
-                    record = try PromiseClient.Record(
-                        ProgressBar.wait(for: id, params: params, connection: reconnect.reconnecting(client)))
-                } else {
-                    // Asks again, on a new connection, when the daemon restarts meanwhile.
-                    record = try reconnect.reconnecting(client).wait(for: id, timeout: limit.map { .milliseconds($0) })
+        /// The parsed line (see ``ClientCall``).
+        struct Call: ClientCall {
+            var socket: String?
+            var reconnect = ReconnectTimeout()
+            var id: String
+            var timeout: Double?
+            var json = false
+            var raw = false
+            var progress = false
+            var cancelOnSignal = false
+
+            func validate() throws {
+                try reconnect.validate()
+                if let timeout, !(timeout >= 0) || !timeout.isFinite {
+                    throw ValidationError("--timeout must be a number of seconds, 0 or more")
                 }
-                armed?.disarm()
-            } catch let error as RPCError where error.code == .waitTimedOut {
-                Failure.report("timed out waiting for \(id)")
-                throw ExitCode.timedOut
+                if json && raw { throw ValidationError("--json and --raw exclude each other") }
             }
-            if json {
-                Output.line(Output.json(record.json))
-            } else if record.state == .fulfilled {
-                Output.line(Output.value(record.value ?? .null, raw: raw))
-            } else {
-                for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
+
+            func run(with client: PromiseClient) throws {
+                let limit = timeout.map { ValueInput.milliseconds(seconds: $0) }
+                let armed = cancelOnSignal
+                    ? SignalCancellation.arm(cancelling: id, socketPath: SocketPath.resolve(explicit: socket)) : nil
+                defer { armed?.disarm() }
+                let record: PromiseClient.Record
+                do {
+                    if progress {
+                        var params: [String: JSONValue] = ["id": .string(id)]
+                        if let limit { params["timeoutMs"] = .int(limit) }
+                        record = try PromiseClient.Record(
+                            ProgressBar.wait(for: id, params: params, connection: reconnect.reconnecting(client)))
+                    } else {
+                        // Asks again, on a new connection, when the daemon restarts meanwhile.
+                        record = try reconnect.reconnecting(client).wait(for: id, timeout: limit.map { .milliseconds($0) })
+                    }
+                    armed?.disarm()
+                } catch let error as RPCError where error.code == .waitTimedOut {
+                    Failure.report("timed out waiting for \(id)")
+                    throw ExitCode.timedOut
+                }
+                if json {
+                    Output.line(Output.json(record.json))
+                } else if record.state == .fulfilled {
+                    Output.line(Output.value(record.value ?? .null, raw: raw))
+                } else {
+                    for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
+                }
+                let status = ExitCode.forWaitedRecord(record)
+                if status != .success { throw status }
             }
-            let status = ExitCode.forWaitedRecord(record)
-            if status != .success { throw status }
         }
     }
 }

@@ -47,7 +47,7 @@ extension PromiseCtl {
 
         func run(with client: PromiseClient) throws {
             // Subscribes again after a restart of the daemon: each settlement is printed once.
-            let subscription = try reconnect.reconnecting(client).subscribe(ids)
+            let subscription = try reconnect.timeout.reconnecting(client).subscribe(ids)
             let forPeople = human || (!json && Terminal.standardOutputIsTerminal)
             while !(untilSettled && subscription.allSettled) {
                 guard let notification = try subscription.next(timeout: nil) else { continue }
