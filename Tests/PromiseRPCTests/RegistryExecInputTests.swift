@@ -37,6 +37,17 @@ struct RegistryExecInputTests {
         #expect(harness.loop.processes.isEmpty)
     }
 
+    @Test("of several faulty env variables, the error names the first by name, whatever the request's order")
+    func firstFaultyVariableByName() throws {
+        let (harness, peer) = setUp()
+        let env: JSONValue = ["Z=": "x", "M": "x\u{0}", "B": "ok", "C\u{0}": "x", "A": "fine"]
+        let answer = harness.answer("then", ["id": "a", "childId": "job", "exec": ["env"], "env": env], from: peer)
+        #expect(answer["error"]?["message"] == #""env" names must be non-empty, without "=" or NUL (not "C\u0000")"#)
+        let valueAnswer = harness.answer(
+            "then", ["id": "a", "childId": "job", "exec": ["env"], "env": ["Z=": "x", "M": "x\u{0}"]], from: peer)
+        #expect(valueAnswer["error"]?["message"] == #""env" values must not hold a NUL character (in "M")"#)
+    }
+
     @Test("then accepts env values holding =, and names and values of any other text")
     func validEnv() throws {
         let (harness, peer) = setUp()

@@ -152,23 +152,35 @@ extension ProcessSpec {
     /// ProcessSpec(argv: ["env"], env: ["PATH=/evil:": "x"]).problem?.data  // {"param":"env"}
     /// ```
     var problem: RPCError? {
-        func hasNUL(_ text: String) -> Bool { text.utf8.contains(0) }
-        if let argument = argv.first(where: hasNUL) {
+        if let argument = argv.first(where: { Self.holds(0, $0) }) {
             return RPCParams.invalid("exec", "\"exec\" must not hold a NUL character (in \(Self.shown(argument)))")
         }
-        if let cwd, hasNUL(cwd) {
+        if let cwd, Self.holds(0, cwd) {
             return RPCParams.invalid("cwd", "\"cwd\" must not hold a NUL character")
         }
-        for (name, value) in env.sorted(by: { $0.key < $1.key }) {
-            if name.isEmpty || name.utf8.contains(UInt8(ascii: "=")) || hasNUL(name) {
+        // Every `then … exec` step sends its shell's whole environment: find
+        // the faulty variables first, then name the first of them by name
+        // (the same one every time), without sorting all of them.
+        func isFaultyName(_ name: String) -> Bool {
+            name.isEmpty || Self.holds(UInt8(ascii: "="), name) || Self.holds(0, name)
+        }
+        let faulty = env.lazy.filter { name, value in isFaultyName(name) || Self.holds(0, value) }
+        if let (name, _) = faulty.min(by: { $0.key < $1.key }) {
+            if isFaultyName(name) {
                 return RPCParams.invalid(
                     "env", "\"env\" names must be non-empty, without \"=\" or NUL (not \(Self.shown(name)))")
             }
-            if hasNUL(value) {
-                return RPCParams.invalid("env", "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
-            }
+            return RPCParams.invalid("env", "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
         }
         return nil
+    }
+
+    /// Whether `text` holds the byte `byte`. Over the string's contiguous
+    /// UTF-8 when it has it (a native string does): walking `utf8` as a
+    /// collection, byte by byte through its index, was 13% of the daemon's
+    /// instructions in a 21-step pipeline of `then … exec` steps.
+    private static func holds(_ byte: UInt8, _ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? text.utf8.contains(byte)
     }
 
     /// `text` quoted as JSON, cut short: an error message names what it refuses without repeating all of it.
