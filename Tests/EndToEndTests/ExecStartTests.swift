@@ -119,6 +119,26 @@ struct ExecStartTests {
         }
     }
 
+    @Test("a program still open for writing (ETXTBSY) is tried again and runs once it is closed, not refused")
+    func busyProgramIsTriedAgain() throws {
+        try E2EDaemon.with { daemon in
+            let script = daemon.directory + "/just-written"
+            #expect(FileManager.default.createFile(atPath: script, contents: Data("#!/bin/sh\necho ran\n".utf8),
+                                                   attributes: [.posixPermissions: 0o755]))
+            // Held open for writing, as by the step that wrote it (or a process forked meanwhile).
+            let writer = open(script, O_WRONLY)
+            try #require(writer >= 0)
+            let closer = Thread {
+                Thread.sleep(forTimeInterval: 0.15)
+                close(writer)
+            }
+            closer.start()
+            let record = try step(daemon, [script])
+            #expect(record.state == .fulfilled, "\(record.reasonMessage ?? "")")
+            #expect(record.value?.stringValue == "ran")
+        }
+    }
+
     @Test("a program found after 200 PATH folders that lack it is started by one process: the folders cost no spawn")
     func missingPathFoldersCostNoProcess() throws {
         try E2EDaemon.with { daemon in

@@ -9,22 +9,24 @@ import Logging
 /// daemon stops, ``terminateAll(graceMilliseconds:)`` signals every group
 /// still running.
 ///
-/// A process that cannot start because the daemon (`EMFILE`) or the system
-/// (`ENFILE`) is out of file descriptors is tried again after
-/// ``spawnRetryMilliseconds`` (3.9 s in all), since descriptors come back
-/// as clients leave: with the connection table full, every `then … exec`
-/// step used to be rejected for good ("uv_spawn: too many open files") and
-/// stored so. Only when the last try fails too does `onExit` get status
-/// 127, as for a program that cannot start.
+/// A process that cannot start for a reason that passes is tried again after
+/// ``spawnRetryMilliseconds`` (3.9 s in all): the daemon (`EMFILE`) or the
+/// system (`ENFILE`) out of file descriptors, which come back as clients
+/// leave (with the connection table full, every `then … exec` step used to
+/// be rejected for good, "uv_spawn: too many open files", and stored so);
+/// or a program still open for writing (`ETXTBSY`), as when the step before
+/// has just written it and a process forked meanwhile still holds the
+/// descriptor for a moment. Only when the last try fails too does `onExit`
+/// get status 127, as for a program that cannot start.
 final class UVLoopServices: LoopServices {
-    /// The waits before each new try of a spawn that ran out of descriptors.
+    /// The waits before each new try of a spawn that failed for a reason that passes.
     static let spawnRetryMilliseconds: [UInt64] = [10, 20, 50, 100, 200, 500, 1_000, 2_000]
 
     private let loop: UVLoop
     private let logger: Logger
     private let environment: [String: String]
     private var running: [ObjectIdentifier: ChildProcess] = [:]
-    /// Processes waiting for a descriptor to start.
+    /// Processes waiting to be tried again.
     private var retrying: [ObjectIdentifier: SpawnRetry] = [:]
     /// The waits between tries; tests shorten them.
     var spawnRetryMilliseconds = UVLoopServices.spawnRetryMilliseconds
@@ -75,11 +77,11 @@ final class UVLoopServices: LoopServices {
         case .success(let child):
             child.onOutput = onOutput
             return child
-        case .failure(let error) where Self.isOutOfDescriptors(error):
+        case .failure(let error) where Self.passes(error):
             let retry = SpawnRetry(spec: spec, onExit: onExit)
             retry.onOutput = onOutput
             retrying[ObjectIdentifier(retry)] = retry
-            logger.info("Process waits for a file descriptor to start",
+            logger.info("Process could not start yet; trying again",
                         metadata: ["argv0": "\(spec.argv.first ?? "")", "error": "\(error)"])
             scheduleRetry(retry, entries, attempt: 0, error)
             return retry
@@ -118,7 +120,7 @@ final class UVLoopServices: LoopServices {
                 retrying[ObjectIdentifier(retry)] = nil
                 child.onOutput = retry.onOutput
                 retry.child = child
-            case .failure(let error) where Self.isOutOfDescriptors(error):
+            case .failure(let error) where Self.passes(error):
                 scheduleRetry(retry, entries, attempt: attempt + 1, error)
             case .failure(let error):
                 retrying[ObjectIdentifier(retry)] = nil
@@ -127,8 +129,9 @@ final class UVLoopServices: LoopServices {
         }
     }
 
-    private static func isOutOfDescriptors(_ error: UVError) -> Bool {
-        error.name == "EMFILE" || error.name == "ENFILE"
+    /// Whether a spawn that failed with `error` may start if tried again.
+    private static func passes(_ error: UVError) -> Bool {
+        error.name == "EMFILE" || error.name == "ENFILE" || error.name == "ETXTBSY"
     }
 
     /// What a process that could not start ends with: 127, as a shell says
