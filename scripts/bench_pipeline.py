@@ -3,9 +3,13 @@ link step after all of them, a test step after the link), run by `make -j2`,
 by a shell script of `promisectl run` steps under `xargs -P2`, and by a
 script that declares the steps as `then … exec` children the daemon runs
 (compiles in a pool of 2 slots, as -j2), against one promised (release, in
-memory, started with `--pool cc=2`). Both build the same files from scratch,
+memory, started with `--pool cc=2`). All build the same files from scratch,
 in ROUNDS rounds taken in alternating order; each figure is the median wall
 time. Prints JSON lines for bench_report.py.
+
+The floor of the `run` style: the same script with `promisectl` replaced by
+a 15-line static C program that only starts the command and waits for it
+(WRAPPER): what one extra process per step costs, whatever it does.
 
     usage: bench_pipeline.py PROMISED PROMISECTL
 """
@@ -60,6 +64,24 @@ promisectl wait "$RUN/test" > /dev/null
 """
 
 
+# `promisectl run ID -- CMD…` reduced to starting CMD and passing on its status.
+WRAPPER = r"""#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    int i = 1;
+    while (i < argc && strcmp(argv[i], "--") != 0) i++;
+    if (i + 1 >= argc) return 64;
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[i + 1], NULL, NULL, argv + i + 1, environ) != 0) return 127;
+    int status;
+    if (waitpid(pid, &status, 0) < 0) return 70;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+"""
+
+
 def write_sources(directory):
     """Small files that still take the compiler a moment, like a real project's."""
     for n in range(FILES):
@@ -109,6 +131,12 @@ def main(promised, promisectl):
     os.mkdir(ctl_folder)
     os.symlink(os.path.abspath(promisectl), f"{ctl_folder}/promisectl")
     environment = {**os.environ, "PROMISED_SOCKET": socket_path, "PATH": f"{ctl_folder}:{os.environ['PATH']}"}
+    floor_folder = f"{directory}/floor"
+    os.mkdir(floor_folder)
+    with open(f"{floor_folder}/wrapper.c", "w") as f:
+        f.write(WRAPPER)
+    subprocess.run(["cc", "-O2", "-static", "-o", f"{floor_folder}/promisectl", f"{floor_folder}/wrapper.c"], check=True)
+    floor_environment = {**environment, "PATH": f"{floor_folder}:{os.environ['PATH']}"}
     with open(f"{directory}/promised.log", "w") as log:
         daemon = subprocess.Popen([promised, "--in-memory", "--socket", socket_path, "--pool", "cc=2"],
                                   stdout=log, stderr=log, stdin=subprocess.DEVNULL)
@@ -127,12 +155,14 @@ def main(promised, promisectl):
             "pipeline.make-j2": lambda _: ["make", "-s", "-j2", "test"],
             "pipeline.promisectl-run": lambda r: ["sh", "-c", f"RUN=r{r} sh build.sh"],
             "pipeline.promisectl-then": lambda r: ["sh", "-c", f"RUN=t{r} sh build-then.sh"],
+            "pipeline.floor-run": lambda r: ["sh", "-c", "RUN=f sh build.sh"],
         }
         times = {name: [] for name in subjects}
         for round_number in range(ROUNDS):
             order = list(subjects) if round_number % 2 == 0 else list(reversed(subjects))
             for name in order:
-                times[name].append(timed(subjects[name](round_number), sources, environment))
+                run_environment = floor_environment if name == "pipeline.floor-run" else environment
+                times[name].append(timed(subjects[name](round_number), sources, run_environment))
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
@@ -141,7 +171,8 @@ def main(promised, promisectl):
     for name, samples in times.items():
         print(json.dumps({"name": name, "value": statistics.median(samples), "unit": "ms",
                           "p90": statistics.quantiles(samples, n=10)[-1], "launches": len(samples),
-                          "anchor": "pipeline.make-j2" if name != "pipeline.make-j2" else None, "floor": None}))
+                          "anchor": "pipeline.make-j2" if name != "pipeline.make-j2" else None,
+                          "floor": "pipeline.floor-run" if name == "pipeline.promisectl-run" else None}))
 
 
 if __name__ == "__main__":
