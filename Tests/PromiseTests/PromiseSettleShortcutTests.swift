@@ -15,7 +15,7 @@ struct PromiseSettleShortcutTests {
         // handler captures an object that reads the child when it is freed.
         let box = LockedBox<Promise<Int>?>(nil)
         let touched = Counter()
-        let child = Self.childOfDroppedParent(touching: box, touched)
+        let child = childOfDroppedParent(touching: box, touched)
         box.value = child
 
         // Act: settling the child releases the parent, its handler and the object.
@@ -37,7 +37,7 @@ struct PromiseSettleShortcutTests {
         // Arrange: as above, and the child has one handler of its own.
         let box = LockedBox<Promise<Int>?>(nil)
         let touched = Counter()
-        let child = Self.childOfDroppedParent(touching: box, touched)
+        let child = childOfDroppedParent(touching: box, touched)
         box.value = child
         let grandchild = child.then(on: .inline) { $0 * 2 }
 
@@ -112,27 +112,5 @@ struct PromiseSettleShortcutTests {
         #expect(leaf.isCancelled)
         #expect(observer.isCancelled)
         #expect(ran.value == 0)
-    }
-
-    private static func childOfDroppedParent(touching box: LockedBox<Promise<Int>?>, _ touched: Counter) -> Promise<Int> {
-        let parent = Promise<Int>()
-        let toucher = TouchesChildOnDeinit(box, touched)
-        return parent.then(on: .inline) { value in withExtendedLifetime(toucher) { value } }
-    }
-}
-
-/// Reads a promise's state from its deinit, as user values and captures may.
-private final class TouchesChildOnDeinit: Sendable {
-    let box: LockedBox<Promise<Int>?>
-    let touched: Counter
-
-    init(_ box: LockedBox<Promise<Int>?>, _ touched: Counter) {
-        self.box = box
-        self.touched = touched
-    }
-
-    deinit {
-        _ = box.value?.isPending
-        touched.add()
     }
 }
