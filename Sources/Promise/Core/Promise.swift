@@ -125,10 +125,15 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     }
 
     /// Creates a pending child of `parent`.
+    ///
+    /// Numbered before it stores `parent`: numbered after, with `then`
+    /// inlined around it, the optimiser kept the parent alive across the
+    /// call by a second reference, taken and dropped again (two atomic
+    /// instructions per `then`; callgrind: 29 instructions).
     @inlinable
     init<Parent>(following parent: Promise<Parent>) {
-        _unsafeState = _PromiseState(parent: parent)
         let counter = _SerialNumbers.next()
+        _unsafeState = _PromiseState(parent: parent)
         serialNumber = counter & ~_SerialNumbers.flagBits
         generation = parent.generation + 1
         _parentSerial = parent.serialNumber
