@@ -125,10 +125,15 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     }
 
     /// Creates a pending child of `parent`.
+    ///
+    /// Numbered before it stores `parent`: numbered after, with `then`
+    /// inlined around it, the optimiser kept the parent alive across the
+    /// call by a second reference, taken and dropped again (two atomic
+    /// instructions per `then`; callgrind: 29 instructions).
     @inlinable
     init<Parent>(following parent: Promise<Parent>) {
-        _unsafeState = _PromiseState(parent: parent)
         let counter = _SerialNumbers.next()
+        _unsafeState = _PromiseState(parent: parent)
         serialNumber = counter & ~_SerialNumbers.flagBits
         generation = parent.generation + 1
         _parentSerial = parent.serialNumber
@@ -191,12 +196,18 @@ extension Promise {
             return false
         }
         _unsafeState.record(result)
+        if _settleLeafLocked() { return true }
+        var work = _Worklist()
+        if let single = _unsafeState.takeOnlyInlineHandler() {
+            _handOutSingleLocked(single, result, cancelled, &work)
+            work.drain()
+            return true
+        }
         let settlement = _unsafeState.takeSettlement()
         let handsOut = _unsafeState.callbacksPending
         let inlineOnly = handsOut && !_unsafeState.hasOrderedHandlers
         if inlineOnly { _unsafeState.callbacksPending = false }
         _lock.unlock()
-        var work = _Worklist()
         if inlineOnly {
             _runInlineHandout(settlement, result, cancelled, &work)
         } else {
@@ -224,8 +235,15 @@ extension Promise {
             _lock.unlock()
             return false
         }
-        let runHere = nested || (_unsafeState.callbacks.isEmpty && _unsafeState.progressObservers.isEmpty)
         _unsafeState.record(result)
+        if _settleLeafLocked() { return true }
+        if nested, let single = _unsafeState.takeOnlyInlineHandler() {
+            work.depth += 1
+            _handOutSingleLocked(single, result, cancelled, &work)
+            work.depth -= 1
+            return true
+        }
+        let runHere = nested || (_unsafeState.callbacks.isEmpty && _unsafeState.progressObservers.isEmpty)
         guard runHere else {
             _unsafeState.callbacksPending = true
             _unsafeState.settledByCancel = cancelled
@@ -249,6 +267,24 @@ extension Promise {
         return true
     }
 
+    /// Under the lock, just after recording the outcome: if there is
+    /// nothing to hand out — no handlers, nothing in `extras` (progress
+    /// observers, the cycle check's links) — unlocks and lets go of the
+    /// parent, after unlocking (it may hold the last reference to user
+    /// captures), and returns true. Otherwise returns false, still locked.
+    ///
+    /// The leaf of every chain settles this way: building, running and
+    /// destroying an empty `_Settlement` cost it about 120 instructions.
+    /// Always inlined: called, it cost 35 more per settle.
+    @inlinable @inline(__always)
+    func _settleLeafLocked() -> Bool {
+        guard _unsafeState.callbacks.isEmpty, _unsafeState.extras == nil else { return false }
+        let parent = _unsafeState.parent.take()
+        _lock.unlock()
+        withExtendedLifetime(parent) {}
+        return true
+    }
+
     /// Runs handlers that are all `.inline`, marked as handed out by this
     /// thread (`_handOutThread`); then runs those this thread registered
     /// from inside them, which `_register` put behind the rest.
@@ -260,6 +296,36 @@ extension Promise {
         let thread = _currentThread()
         _handOutThread.store(thread, ordering: .relaxed)
         settlement.run(result, cancelled: cancelled, &work)
+        _endInlineHandout(thread, result, &work)
+    }
+
+    /// `_runInlineHandout` for the commonest settle: one `.inline` handler
+    /// (a link of a chain), no progress observers or other extras, taken by
+    /// `takeOnlyInlineHandler` under the lock, which this releases; the
+    /// parent is let go after the handler has run, as with a `_Settlement`.
+    /// Handing it straight out skips building, running and destroying one
+    /// (callgrind: 80 instructions per link of a chain).
+    ///
+    /// Borrowed, not consumed: moving the handler out of the caller's
+    /// binding copied it (three retains, three releases).
+    @inlinable
+    func _handOutSingleLocked(
+        _ callback: borrowing _Callback, _ result: Result<Value, any Error>, _ cancelled: Bool,
+        _ work: inout _Worklist
+    ) {
+        let parent = _unsafeState.parent.take()
+        _lock.unlock()
+        let thread = _currentThread()
+        _handOutThread.store(thread, ordering: .relaxed)
+        withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), cancelled, &work) }
+        _endInlineHandout(thread, result, &work)
+        withExtendedLifetime(parent) {}
+    }
+
+    /// Ends an inline hand-out by `thread`, running the handlers it
+    /// registered from inside it, which `_register` put behind the rest.
+    @inlinable
+    func _endInlineHandout(_ thread: UInt, _ result: Result<Value, any Error>, _ work: inout _Worklist) {
         let reentered = _handOutThread.load(ordering: .relaxed) != thread
         _handOutThread.store(0, ordering: .relaxed)
         // `_register` set `callbacksPending` when it put a handler behind:
@@ -329,24 +395,36 @@ extension Promise {
     /// A pending child starts from this promise's progress (it follows it).
     /// `inline`: `callback` runs only `.inline` work (see `hasOrderedHandlers`);
     /// false when it may hand work to an executor, or is not known to.
+    ///
+    /// A worklist is made only when the handler runs here: a registration on
+    /// a pending promise, the common case, has nothing to drain (making and
+    /// draining an empty one was about 40 instructions per `then`).
     @inlinable
     func _register(_ callback: consuming _Callback, isChild: Bool, inline: Bool = false) {
+        guard let callback = _append(callback, isChild: isChild, inline: inline) else { return }
         var work = _Worklist()
-        _register(callback, isChild: isChild, inline: inline, &work)
+        _runSettled(callback, &work)
         work.drain()
     }
 
+    @inlinable
+    func _register(_ callback: consuming _Callback, isChild: Bool, inline: Bool = false, _ work: inout _Worklist) {
+        guard let callback = _append(callback, isChild: isChild, inline: inline) else { return }
+        _runSettled(callback, &work)
+    }
+
+    /// Appends `callback` to the handlers while they are still to be handed
+    /// out; otherwise returns it, to be run with the result.
+    ///
     /// Locks by hand rather than through `_withState`: a closure could only
     /// copy `callback` into the list: three retains and, later, three
     /// releases that moving it avoids.
     @inlinable
-    func _register(_ callback: consuming _Callback, isChild: Bool, inline: Bool = false, _ work: inout _Worklist) {
+    func _append(_ callback: consuming _Callback, isChild: Bool, inline: Bool) -> _Callback? {
         _lock.lock()
         guard _unsafeState.isPending || _unsafeState.callbacksPending || _queuesBehindOwnHandout() else {
             _lock.unlock()
-            guard let result else { return }
-            withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
-            return
+            return callback
         }
         if !inline { _unsafeState.hasOrderedHandlers = true }
         if isChild { _unsafeState.uncancelledChildren += 1 }
@@ -355,6 +433,16 @@ extension Promise {
         _unsafeState.callbacks.append(callback)
         _lock.unlock()
         if let follower { _ = follower._followProgress(progress) }
+        return nil
+    }
+
+    /// Runs a handler registered after this promise settled (and after its
+    /// handlers were handed out): it sees the result, never a cancellation
+    /// from above.
+    @inlinable
+    func _runSettled(_ callback: consuming _Callback, _ work: inout _Worklist) {
+        guard let result else { return }
+        withUnsafePointer(to: result) { callback.run(UnsafeRawPointer($0), false, &work) }
     }
 
     /// Under the lock, for a registration on a settled promise: whether this

@@ -182,6 +182,16 @@ struct _PromiseState: Sendable {
         return takeSettlement()
     }
 
+    /// Takes the only handler, when settling may hand it straight out
+    /// (`Promise._handOutSingleLocked`): it is `.inline` (no
+    /// `hasOrderedHandlers`), and there is nothing in `extras` to hand over.
+    /// Otherwise nil, and nothing changes.
+    @inlinable
+    mutating func takeOnlyInlineHandler() -> _Callback? {
+        guard extras == nil, callbacks.rest.array == nil, !hasOrderedHandlers else { return nil }
+        return callbacks.first.take()
+    }
+
     /// Empties what settling hands over: handlers, parent, progress observers.
     /// When there are handlers, the caller must run them and then
     /// `_runLateCallbacks`, which clears `callbacksPending`.

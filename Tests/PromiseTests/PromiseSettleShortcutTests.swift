@@ -1,0 +1,116 @@
+import Foundation
+import Promise
+import Testing
+
+/// The settles that skip the general hand-out: a promise with no handler and nothing else to
+/// hand over (the leaf of every chain), and one with a single `.inline` handler (a link of a
+/// chain), settled by the caller or inside its parent's handler run. They must keep what the
+/// general path does: the parent is let go after unlocking, and a handler registered from inside
+/// the one being run goes behind it.
+@Suite("Settle shortcuts", .timeLimit(.minutes(1)))
+struct PromiseSettleShortcutTests {
+    @Test("fulfilling a child with no handler lets its parent go outside the lock, so a deinit may touch the child")
+    func leafReleasesParentOutsideLock() async {
+        // Arrange: the child is the only holder of its pending parent, whose
+        // handler captures an object that reads the child when it is freed.
+        let box = LockedBox<Promise<Int>?>(nil)
+        let touched = Counter()
+        let child = childOfDroppedParent(touching: box, touched)
+        box.value = child
+
+        // Act: settling the child releases the parent, its handler and the object.
+        let returned = await onNewThread(timeout: .seconds(5)) { child.fulfill(3) }
+
+        // Assert. A fulfil that never returns holds the child's lock for ever:
+        // touch the child no more, or the test itself would spin.
+        guard let returned else {
+            Issue.record("fulfill did not return: the deinit spins on the child's lock")
+            return
+        }
+        #expect((try? returned.get()) == true)
+        #expect(touched.value == 1)
+        #expect(child.fulfilledNow == 3)
+    }
+
+    @Test("fulfilling a child with one .inline handler lets its parent go outside the lock, so a deinit may touch the child")
+    func singleHandlerReleasesParentOutsideLock() async {
+        // Arrange: as above, and the child has one handler of its own.
+        let box = LockedBox<Promise<Int>?>(nil)
+        let touched = Counter()
+        let child = childOfDroppedParent(touching: box, touched)
+        box.value = child
+        let grandchild = child.then(on: .inline) { $0 * 2 }
+
+        // Act.
+        let returned = await onNewThread(timeout: .seconds(5)) { child.fulfill(4) }
+
+        // Assert.
+        guard let returned else {
+            Issue.record("fulfill did not return: the deinit spins on the child's lock")
+            return
+        }
+        #expect((try? returned.get()) == true)
+        #expect(touched.value == 1)
+        #expect(grandchild.fulfilledNow == 8)
+    }
+
+    @Test("a handler registered from inside the only .inline handler of a promise being fulfilled runs after that handler returns")
+    func reentrantRegistrationBehindSingleHandler() {
+        // Arrange.
+        let order = Recorder<String>()
+        let promise = Promise<Int>()
+        promise.then(on: .inline) { _ in
+            order.append("first begins")
+            promise.then(on: .inline) { _ in order.append("registered by first") }
+            order.append("first ends")
+        }
+
+        // Act.
+        promise.fulfill(1)
+
+        // Assert: the late one ran before fulfill returned, not nested inside the first.
+        #expect(order.values == ["first begins", "first ends", "registered by first"])
+    }
+
+    @Test("a handler registered from inside the only .inline handler of a link settled by its parent's handler runs after that handler returns")
+    func reentrantRegistrationBehindSingleHandlerOfLink() {
+        // Arrange: `link` is settled inside `root`'s handler run.
+        let order = Recorder<String>()
+        let root = Promise<Int>()
+        let link = root.then(on: .inline) { $0 + 1 }
+        link.then(on: .inline) { _ in
+            order.append("first begins")
+            link.then(on: .inline) { _ in order.append("registered by first") }
+            order.append("first ends")
+        }
+
+        // Act.
+        root.fulfill(1)
+
+        // Assert.
+        #expect(order.values == ["first begins", "first ends", "registered by first"])
+    }
+
+    @Test("a cancel reaching a link with one .inline handler cancels its child without running the handler, also a recover")
+    func cancelledLinkSkipsSingleHandler() {
+        // Arrange: a cancellation is a rejection, so only the `cancelled`
+        // flag keeps `recover` from running on it.
+        let ran = Counter()
+        let root = Promise<Int>()
+        let link = root.then(on: .inline) { $0 + 1 }
+        let leaf = link.recover(on: .inline) { _ -> Int in
+            ran.add()
+            return 0
+        }
+        let observer = leaf.then(on: .inline) { $0 }
+
+        // Act: the cancel goes down through the shortcut of `link` and `leaf`.
+        root.cancel()
+
+        // Assert.
+        #expect(link.isCancelled)
+        #expect(leaf.isCancelled)
+        #expect(observer.isCancelled)
+        #expect(ran.value == 0)
+    }
+}
