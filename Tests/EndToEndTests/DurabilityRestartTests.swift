@@ -255,10 +255,13 @@ struct DurabilityRestartTests {
             let command = try daemon.startLongCommand(client)
             let (runs, pidFile) = (command.runs, command.pidFile)
             defer { E2E.killGroup(fromPIDFile: pidFile) }
-            #expect(E2E.pid(fromFile: pidFile, timeout: .seconds(10)) != nil, "the command did not start")
+            let execPID = try #require(E2E.pid(fromFile: pidFile, timeout: .seconds(10)), "the command did not start")
             client.close()
             daemon.kill9()
             E2E.killGroup(fromPIDFile: pidFile)
+            // Gone before the restart: one still dying then is the other path (stopped at
+            // restart, LeftoverProcessGroupTests), which a loaded machine took here.
+            #expect(E2E.eventually(timeout: .seconds(5)) { !E2E.isAlive(execPID) }, "the command outlived kill -9")
 
             try daemon.start()
             let after = try daemon.client()
