@@ -97,6 +97,8 @@ public final class Registry {
     var leftoverProcesses = LeftoverProcessGroup.System.system
     /// Large values' JSON text, shared by the answers that carry them.
     @exclusivity(unchecked) var valueTexts: ValueTextCache
+    /// What each promise's settlement observer captures (see ``register(_:id:kind:parentID:inputIDs:name:restoring:)``).
+    let settlementRelay: SettlementRelay
 
     /// - Parameters:
     ///   - limits: The bounds to enforce.
@@ -113,6 +115,8 @@ public final class Registry {
         self.logger = logger
         // Four of the largest values the daemon makes.
         valueTexts = ValueTextCache(budget: 4 * limits.maxValueBytes)
+        settlementRelay = SettlementRelay(executor: executor, journal: journal)
+        settlementRelay.registry = self
         // Unowned, not weak: a registry gone would read as "every promise deleted". `deinit`
         // takes them back, for a journal that outlives it (below).
         journal?.snapshots = { [unowned self] ids in storedPromises(ids) }
@@ -291,7 +295,7 @@ public final class Registry {
             return entry
         }
         countDependencies(of: entry, by: 1)
-        let registry = WeakLoopBound(self)
+        let relay = settlementRelay
         let boxed = LoopBound(entry)
         // An observer, not a child: it leaves the core's cancellation rules as they are.
         // Settlements happen on the loop thread (requests, timers, process exits, and the
@@ -300,12 +304,10 @@ public final class Registry {
         // that answer back. The registry's own work then hops through the executor (given
         // to `onSettled` instead, the existential executor ran it unspecialised, looking up
         // `Result`'s metadata on every settle).
-        let boxedJournal = journal.map(LoopBound.init)
-        let executor = self.executor
         promise.onSettled(on: .inline) { result in
             boxed.value.settledWith(result)
-            boxedJournal?.value.touch(id)
-            executor.execute { registry.value?.didSettle(boxed.value) }
+            relay.journal?.touch(id)
+            relay.executor.execute { relay.registry?.didSettle(boxed.value) }
         }
         if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
         if !isRestored {
