@@ -15,6 +15,9 @@
 #       instructions per subscriber for one resolve told to SUBSCRIBERS
 #       (default 2,000) subscribed connections, from the resolve until every
 #       subscriber has read its notification.
+#
+# With KEEP_CALLGRIND=FILE, the daemon's callgrind profile of the counted
+# part is copied to FILE, for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh valgrind python3 >/dev/null
@@ -68,7 +71,10 @@ stop_daemon_and_count() {
     sleep 1
     kill -INT "$daemon"
     wait "$daemon" 2>/dev/null || true
-    total "$(ls -t "$work"/daemon.out.* | head -1)"
+    local profile
+    profile="$(ls -t "$work"/daemon.out.* | head -1)"
+    if [ -n "${KEEP_CALLGRIND:-}" ]; then cp "$profile" "$KEEP_CALLGRIND"; fi
+    total "$profile"
 }
 
 count_daemon() {

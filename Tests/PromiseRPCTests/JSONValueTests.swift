@@ -28,6 +28,21 @@ struct JSONValueTests {
         #expect(throws: (any Error).self) { try JSONValue(parsing: text) }
     }
 
+    @Test("integers are written in decimal, with every digit, from Int.min to Int.max")
+    func writesIntegers() {
+        var numbers = [0, 1, 9, 10, 11, 19, 99, 100, 101, 109, 110, 999, 1_000, 1_001, 12_345, 1_764_000_000_000,
+                       1_764_000_000_001, Int.max, Int.max - 1, Int.min, Int.min + 1]
+        var power = 1
+        while power <= Int.max / 10 {
+            power *= 10
+            numbers += [power - 1, power, power + 1]
+        }
+        let negated = numbers.filter { $0 != Int.min }.map { -$0 }
+        for number in numbers + negated {
+            #expect(JSONValue.int(number).serialized() == Array(String(number).utf8), "\(number)")
+        }
+    }
+
     @Test("serialization is compact with sorted keys, and escapes what JSON requires")
     func serializes() {
         let value: JSONValue = ["b": [1, 2.5, nil, true], "a": "quote\" backslash\\ newline\n tab\t bell\u{7}"]

@@ -29,6 +29,20 @@ struct RegistryLifecycleTests {
         #expect(first != nil && second != nil && first != second)
     }
 
+    @Test("create reads its other params with no id, with a null id, and beside an id")
+    func createParamsWithoutID() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        #expect(harness.call("create", ["name": "alone"], from: peer)["name"] == "alone")
+        let nullID = harness.call("create", ["id": .null, "name": "null id"], from: peer)
+        #expect(nullID["name"] == "null id")
+        #expect(nullID["id"]?.stringValue != nil)
+        #expect(harness.call("create", ["id": .null, "timeoutMs": 60_000], from: peer)["timeoutMs"] == 60_000)
+        #expect(harness.errorCode("create", ["name": 5], from: peer) == -32602)
+        #expect(harness.errorCode("create", ["id": .null, "lease": "yes"], from: peer) == -32602)
+        #expect(harness.errorCode("create", ["id": "c", "ifExists": "replace"], from: peer) == -32602)
+    }
+
     @Test("generated ids skip ids clients already use")
     func generatedIDsSkipTaken() {
         let harness = RPCHarness()

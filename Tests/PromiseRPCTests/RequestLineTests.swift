@@ -101,6 +101,43 @@ struct RequestLineTests {
         #expect(params.depth == 1)
     }
 
+    @Test("each short word is the word of its text", arguments: [
+        ("id", ShortWord.id), ("2.0", ShortWord.version), ("get", ShortWord.get), ("wait", ShortWord.wait),
+        ("value", ShortWord.value), ("create", ShortWord.create), ("reject", ShortWord.reject),
+        ("reason", ShortWord.reason), ("resolve", ShortWord.resolve), ("jsonrpc", ShortWord.jsonrpc),
+        ("method", ShortWord.method), ("params", ShortWord.params),
+    ])
+    func shortWords(text: String, word: UInt64) {
+        #expect(Array(text.utf8).withUnsafeBufferPointer(JSONParser.word) == word)
+    }
+
+    @Test("keys and common strings are read alike with 8 bytes after them and with fewer (the line's end)")
+    func wordsNearTheEnd() throws {
+        // Each key and string here is followed by fewer than 8 bytes, then
+        // padded with spaces so that it is followed by more: both reads of
+        // its bytes must tell the same member and value.
+        let lines = [
+            #"{"jsonrpc":"2.0","method":"info","id":1}"#,
+            #"{"id":1,"method":"info","jsonrpc":"2.0"}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"get"}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"x","params":{"value":1}}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"x","params":{"a":"resolve"}}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"x","params":{"a":"resolv"}}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"x","params":{"a":"resolvf"}}"#,
+            #"{"id":1,"jsonrpc":"2.0","method":"x","params":{"idd":1}}"#,
+            #"{"i":1,"jsonrpc":"2.0","method":"x","param":{}}"#,
+            #"{"id":1,"jsonrp":"2.0","jsonrpcc":"2.0","method":"x","paramsX":{}}"#,
+        ]
+        for line in lines {
+            for padding in [0, 8] {
+                let bytes = Array((line.dropLast() + String(repeating: " ", count: padding) + "}").utf8)
+                let read = read(bytes)
+                #expect(read == oracle(bytes), "\(line) padded by \(padding)")
+                #expect((try? read.get()) != nil, "\(line) padded by \(padding)")
+            }
+        }
+    }
+
     @Test("the envelope of a request names its four members and drops the rest")
     func picksOutEnvelope() throws {
         let line = try RequestLine(parsing: Array(#"{"other":1,"id":"r","jsonrpc":"2.0","method":"get","params":{"id":"a"}}"#.utf8))

@@ -53,18 +53,46 @@ func measureRoundTripsInTurn(
     warmUp: Duration = .milliseconds(150),
     duration: Duration
 ) throws -> [RoundTripResult] {
-    var results = subjects.map { _ in RoundTripResult(clients: clients) }
+    try inTurn(subjects.count, clients: clients, rounds: rounds) { index, round in
+        let makeSession = subjects[index]
+        // Clients are numbered on across rounds: sessions name what they
+        // make after their client, and each round's names must be new.
+        return try measureRoundTrips(
+            clients: clients, warmUp: warmUp, duration: duration / rounds
+        ) { client in try makeSession(round * clients + client) }
+    }
+}
+
+/// The same, with every client of a round driven by the one-thread epoll
+/// load generator (``measurePairs(_:clients:warmUp:duration:)``); each
+/// round connects afresh and tags its keys with the round's number.
+func measurePairsInTurn(
+    _ scripts: [PairScript],
+    clients: Int,
+    rounds: Int = 8,
+    warmUp: Duration = .milliseconds(150),
+    duration: Duration
+) throws -> [RoundTripResult] {
+    try inTurn(scripts.count, clients: clients, rounds: rounds) { index, round in
+        let script = scripts[index]
+        let tagged = PairScript(path: script.path, tag: "\(script.tag)r\(round).", request: script.request,
+                                accepts: script.accepts)
+        return try measurePairs(tagged, clients: clients, warmUp: warmUp, duration: duration / rounds)
+    }
+}
+
+/// Runs `measure(subject, round)` for `rounds` rounds of each of `count`
+/// subjects, a round of each in turn, and adds up each subject's rounds.
+private func inTurn(
+    _ count: Int, clients: Int, rounds: Int, _ measure: (Int, Int) throws -> RoundTripResult
+) throws -> [RoundTripResult] {
+    var results = (0..<count).map { _ in RoundTripResult(clients: clients) }
     for round in 0..<rounds {
         // Every other round runs the subjects in reverse, so that none always
         // comes right after another's connections were torn down.
-        let order = round.isMultiple(of: 2) ? Array(subjects.indices) : subjects.indices.reversed()
+        let order = round.isMultiple(of: 2) ? Array(0..<count) : (0..<count).reversed()
         for index in order {
-            let makeSession = subjects[index]
-            // Clients are numbered on across rounds: sessions name what they
-            // make after their client, and each round's names must be new.
-            results[index].add(try measureRoundTrips(
-                clients: clients, warmUp: warmUp, duration: duration / rounds
-            ) { client in try makeSession(round * clients + client) })
+            results[index].add(try measure(index, round))
         }
     }
     return results

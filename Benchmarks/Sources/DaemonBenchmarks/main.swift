@@ -11,6 +11,11 @@ import Glibc
 //   DaemonBenchmarks --promised PATH [--redis-server PATH] [--seconds S]
 //                    [--clients 1,50] [--subscribers K] [--promises N]
 //                    [--only roundtrip|fanout|durable|memory|restart|pinned] [--server-cpu N]
+//                    [--generator epoll|threads]
+//
+// The pinned comparison's clients are driven by one thread through epoll
+// (EpollLoad.swift); `--generator threads` gives them a thread each, with
+// blocking sockets, as the unpinned round trips have.
 
 signal(SIGPIPE, SIG_IGN)
 
@@ -129,20 +134,31 @@ func run() throws {
     // 4b. The same round trips with each server pinned to core
     // `--server-cpu` (only with `--only pinned`, this benchmark itself
     // pinned to another core from outside: see CPUPinning). Both servers
-    // are fresh processes of their own.
+    // are fresh processes of their own, driven by the same one-thread epoll
+    // generator: with a thread per client, the clients' core was the
+    // tighter limit for both servers.
     if only == "pinned", let serverCPU, redisPath != nil {
         let pinnedPromised = try startPromised("pinned", maxConnections: 256, cpu: serverCPU)
         defer { pinnedPromised.stop() }
         guard let pinnedRedis = try startRedis("redis-pinned", maxClients: 256, cpu: serverCPU) else { return }
         defer { pinnedRedis.stop() }
         let clients = clientCounts.max() ?? 50
-        let subjects: [(String, @Sendable (Int) throws -> (Int) throws -> Void)] = [
-            ("redis", { [path = pinnedRedis.socketPath] in try redisSession(path: path, client: "pinned.\($0)") }),
-            ("promised", { [path = pinnedPromised.socketPath] in try promisedSession(path: path, client: "pinned.\($0)") }),
-        ]
-        let results = try measureRoundTripsInTurn(subjects.map(\.1), clients: clients, duration: .seconds(seconds))
+        let subjects = ["redis", "promised"]
+        let results: [RoundTripResult]
+        if option("--generator") == "threads" {
+            // The former generator: a thread per client, blocking I/O.
+            results = try measureRoundTripsInTurn([
+                { [path = pinnedRedis.socketPath] in try redisSession(path: path, client: "pinned.\($0)") },
+                { [path = pinnedPromised.socketPath] in try promisedSession(path: path, client: "pinned.\($0)") },
+            ], clients: clients, duration: .seconds(seconds))
+        } else {
+            results = try measurePairsInTurn([
+                .redis(path: pinnedRedis.socketPath, tag: "pinned."),
+                .promised(path: pinnedPromised.socketPath, tag: "pinned."),
+            ], clients: clients, duration: .seconds(seconds))
+        }
         let prefix = "daemon.pinned.c\(clients)"
-        for ((subject, _), result) in zip(subjects, results) {
+        for (subject, result) in zip(subjects, results) {
             let anchor: (String) -> String? = { metric in subject == "promised" ? "\(prefix).redis.\(metric)" : nil }
             emit("\(prefix).\(subject).pairsPerSecond", result.pairsPerSecond, "pairs/s", better: "higher",
                  anchor: anchor("pairsPerSecond"), extra: ["clients": clients, "pairs": result.pairs])

@@ -173,6 +173,7 @@ struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     /// The separator and `"key":`, put in place in one append: a record has
     /// a dozen members and most answers carry one. Keys are the caller's
     /// own names and need no escaping.
+    @inline(__always)
     private mutating func key(_ key: StaticString) {
         let separator = isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ",")
         isEmpty = false

@@ -253,28 +253,50 @@ struct JSONParser {
     /// or param name) as the literal it equals, making no `String` of its
     /// bytes; nil, having read nothing, for any other value (the parser is
     /// on its first byte). Decoding and checking these few bytes each time
-    /// was about 150 instructions a string.
+    /// was about 150 instructions a string; comparing them with each
+    /// candidate byte by byte, another 100.
     mutating func parseCommonString() -> String? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let end = commonStringEnd() else { return nil }
-        let raw = UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])
-        func matches(_ name: StaticString) -> Bool {
-            for offset in 0..<raw.count where name.utf8Start[offset] != raw[offset] { return false }
-            return true
-        }
-        let common: String? = switch raw.count {
-        case 2 where matches("id"): "id"
-        case 3 where matches("2.0"): "2.0"
-        case 3 where matches("get"): "get"
-        case 4 where matches("wait"): "wait"
-        case 5 where matches("value"): "value"
-        case 6 where matches("create"): "create"
-        case 6 where matches("reject"): "reject"
-        case 6 where matches("reason"): "reason"
-        case 7 where matches("resolve"): "resolve"
+        let common: String? = switch word(from: index + 1, count: end - index - 1) {
+        case ShortWord.id: "id"
+        case ShortWord.version: "2.0"
+        case ShortWord.get: "get"
+        case ShortWord.wait: "wait"
+        case ShortWord.value: "value"
+        case ShortWord.create: "create"
+        case ShortWord.reject: "reject"
+        case ShortWord.reason: "reason"
+        case ShortWord.resolve: "resolve"
         default: nil
         }
         if common != nil { index = end + 1 }
         return common
+    }
+
+    /// The bytes of a string of at most 8 bytes as one word, the first in
+    /// its lowest byte and zeros after the last: with no zero byte in the
+    /// string (JSON strings here hold no control character), equal words
+    /// are equal strings, whatever their length. See ``ShortWord``.
+    static func word(_ raw: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        assert(raw.count <= 8, "a word holds 8 bytes")
+        var word: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in raw {
+            word |= UInt64(byte) &<< shift
+            shift &+= 8
+        }
+        return word
+    }
+
+    /// ``word(_:)`` of the `count` (at most 8) bytes from `start`: one load
+    /// of 8 bytes, masked, when the text goes on that far (a request's keys
+    /// and short values are followed by more of the line), byte by byte
+    /// near its end.
+    func word(from start: Int, count: Int) -> UInt64 {
+        assert(count <= 8 && start + count <= bytes.count, "a word holds 8 bytes of the text")
+        guard start + 8 <= bytes.count else { return Self.word(UnsafeBufferPointer(rebasing: bytes[start..<(start + count)])) }
+        let loaded = UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + start).loadUnaligned(as: UInt64.self))
+        return count == 8 ? loaded : loaded & ((1 &<< UInt64(count &* 8)) &- 1)
     }
 
     /// Where the string the parser is on ends (its closing quote), if it is
@@ -401,4 +423,22 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     public let offset: Int
 
     public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// ``JSONParser/word(_:)`` of the short strings requests are read by,
+/// written out (a literal's word is not a compile-time constant otherwise);
+/// JSONParserTests checks each against the word of its text.
+enum ShortWord {
+    static let id: UInt64 = 0x6469
+    static let version: UInt64 = 0x30_2E_32  // "2.0"
+    static let get: UInt64 = 0x74_65_67
+    static let wait: UInt64 = 0x74_69_61_77
+    static let value: UInt64 = 0x65_75_6C_61_76
+    static let create: UInt64 = 0x65_74_61_65_72_63
+    static let reject: UInt64 = 0x74_63_65_6A_65_72
+    static let reason: UInt64 = 0x6E_6F_73_61_65_72
+    static let resolve: UInt64 = 0x65_76_6C_6F_73_65_72
+    static let jsonrpc: UInt64 = 0x63_70_72_6E_6F_73_6A
+    static let method: UInt64 = 0x64_6F_68_74_65_6D
+    static let params: UInt64 = 0x73_6D_61_72_61_70
 }

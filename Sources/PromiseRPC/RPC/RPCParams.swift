@@ -45,6 +45,9 @@ public struct RPCParams: Sendable, Hashable {
         self.index = index
     }
 
+    /// How many members were sent, a repeated key counted each time.
+    var count: Int { pairs.count }
+
     /// The value of `key`.
     public subscript(key: String) -> JSONValue? {
         if let index { return index[key].map { pairs[$0].value } }

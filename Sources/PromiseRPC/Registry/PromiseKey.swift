@@ -39,7 +39,9 @@ public struct PromiseKey: Hashable, Sendable {
 
     public func hash(into hasher: inout Hasher) {
         let bytes = id.utf8
-        hasher.combine(bytes.count)
+        // The bytes alone: a key is hashed by itself, never after another
+        // value whose end its length would have to mark, and combining it
+        // cost a round of the hasher per look-up, three per create+resolve.
         let hashed: Void? = bytes.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {
             for byte in bytes { hasher.combine(byte) }

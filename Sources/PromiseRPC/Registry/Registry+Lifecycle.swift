@@ -7,10 +7,13 @@ extension Registry {
     /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?` → record.
     func create(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
         let requested = try params.optionalPromiseID("id")
-        let name = try params.string("name")
-        let timeout = try params.milliseconds("timeoutMs")
-        let lease = try params.bool("lease") ?? false
-        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        // Most creates name their id and nothing else: the other params are
+        // then known to be absent, without looking each of them up.
+        let onlyID = params.count == (requested == nil ? 0 : 1)
+        let name = onlyID ? nil : try params.string("name")
+        let timeout = onlyID ? nil : try params.milliseconds("timeoutMs")
+        let lease = onlyID ? false : try params.bool("lease") ?? false
+        let ifExists = onlyID ? "error" : try params.choice("ifExists", ["error", "get"]) ?? "error"
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return existing }
         try reserve()
