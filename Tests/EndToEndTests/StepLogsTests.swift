@@ -225,4 +225,38 @@ struct StepLogsTests {
             #expect(plain.status == 4, "\(plain)")
         }
     }
+    @Test("logs --follow --timeout gives up with exit 3, on a step that goes on and on an id never made; what came before is printed")
+    func followTimeoutExits3() throws {
+        try E2EDaemon.with { daemon in
+            let client = try daemon.client()
+            try client.call("create", ["id": "slow/step"])
+            try client.call("log", ["id": "slow/step", "stream": "stdout", "data": "started\n"])
+
+            let started = ContinuousClock.now
+            let running = try daemon.ctl("logs", "--follow", "slow/step", "--timeout", "0.3")
+            #expect(running.status == 3, "\(running)")
+            #expect(running.stdout == "started\n")
+            #expect(running.stderr == "promisectl: timed out following slow/step\n")
+            #expect(ContinuousClock.now - started >= .milliseconds(300))
+
+            let missing = try daemon.ctl("logs", "--follow", "never/made", "--timeout", "0.3")
+            #expect(missing.status == 3, "\(missing)")
+            #expect(missing.stderr == "promisectl: timed out following never/made\n")
+
+            // Settled before the deadline: how it ended, as without --timeout.
+            try client.call("resolve", ["id": "slow/step", "value": 1])
+            let settled = try daemon.ctl("logs", "--follow", "slow/step", "--timeout", "5")
+            #expect(settled.status == 0, "\(settled)")
+        }
+    }
+
+    @Test("logs --timeout without --follow, or not a number of seconds, is a usage error")
+    func timeoutNeedsFollow() throws {
+        try E2EDaemon.with { daemon in
+            for arguments in [["logs", "a", "--timeout", "1"], ["logs", "a", "--follow", "--timeout", "-1"]] {
+                let result = try daemon.ctl(arguments)
+                #expect(result.status == 64, "\(arguments): \(result)")
+            }
+        }
+    }
 }

@@ -18,7 +18,8 @@ extension PromiseCtl {
                 was longer, a note on stderr says how many bytes were cut from its front. \
                 With --follow, output written from now on is printed as it comes, until \
                 the step settles; an ID not created yet is waited for, as `wait` does \
-                (so it may start before the step is declared). Exits like \
+                (so it may start before the step is declared), and --timeout gives up \
+                after that many seconds (exit 3). Exits like \
                 `get`: 0 when pending or fulfilled, 1 when rejected, 2 when cancelled \
                 (with --follow: how the step ended); 4 when there is no such promise \
                 (with --follow: only when it was created, settled and forgotten before \
@@ -28,6 +29,7 @@ extension PromiseCtl {
                   promisectl logs test/lib
                   promisectl logs --follow build/app 2>&1 | tee build.log
                   promisectl logs --follow build/x & promisectl then src --id build/x -- make x
+                  promisectl logs --follow test/slow --timeout 600
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -38,11 +40,22 @@ extension PromiseCtl {
         @Flag(name: [.short, .long], help: "Keep printing new output until the step settles.")
         var follow = false
 
+        @Option(help: ArgumentHelp("With --follow, give up after this many seconds (exit 3).", valueName: "sec"))
+        var timeout: Double?
+
+        func validate() throws {
+            if let timeout, !(timeout >= 0) || !timeout.isFinite {
+                throw ValidationError("--timeout must be a number of seconds, 0 or more")
+            }
+            if timeout != nil && !follow { throw ValidationError("--timeout needs --follow") }
+        }
+
         func run(with client: PromiseClient) throws {
-            let answer = follow ? try followedLog(client) : try client.call("logs", ["id": .string(id)])
+            let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64(($0 * 1000).rounded())) }
+            let answer = follow ? try followedLog(client, until: deadline) : try client.call("logs", ["id": .string(id)])
             Self.print(answer, id: id)
             var state = answer["state"]?.stringValue ?? "pending"
-            if follow && state == "pending" { state = try followUntilSettled(client) }
+            if follow && state == "pending" { state = try followUntilSettled(client, until: deadline) }
             let status = PromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
             if status != .success { throw status }
         }
@@ -56,7 +69,7 @@ extension PromiseCtl {
         /// so `logs` is asked again until it finds the promise (the
         /// subscription, which may come before `create`, stays in place
         /// meanwhile). What the step wrote before is in that first answer.
-        private func followedLog(_ client: PromiseClient) throws -> JSONValue {
+        private func followedLog(_ client: PromiseClient, until deadline: ContinuousClock.Instant?) throws -> JSONValue {
             let follow: [String: JSONValue] = ["id": .string(id), "follow": true]
             let results = try client.batch([.init("subscribe", ["ids": [.string(id)]]), .init("logs", follow)], timeout: nil)
             _ = try results[0].get()
@@ -72,7 +85,8 @@ extension PromiseCtl {
                     return answer
                 }
                 // Not created yet: look again after a while, reading the subscription's news meanwhile.
-                if let notification = try client.nextNotification(timeout: delay),
+                let wait = try deadline.map { min(delay, try timeLeft(before: $0)) } ?? delay
+                if let notification = try client.nextNotification(timeout: wait),
                    notification.method == "settled", notification.params["id"]?.stringValue == id
                 {
                     // Made and settled between two looks: one more look finds its log, unless it was forgotten too.
@@ -93,11 +107,10 @@ extension PromiseCtl {
         }
 
         /// Prints `log` notifications until the `settled` one; returns the state it tells.
-        private func followUntilSettled(_ client: PromiseClient) throws -> String {
+        private func followUntilSettled(_ client: PromiseClient, until deadline: ContinuousClock.Instant?) throws -> String {
             while true {
-                guard let notification = try client.nextNotification(timeout: nil),
-                      notification.params["id"]?.stringValue == id
-                else { continue }
+                let notification = try client.nextNotification(timeout: try deadline.map(timeLeft(before:)))
+                guard let notification, notification.params["id"]?.stringValue == id else { continue }
                 switch notification.method {
                 case "log":
                     let text = notification.params["data"]?.stringValue ?? ""
@@ -108,6 +121,16 @@ extension PromiseCtl {
                     continue
                 }
             }
+        }
+
+        /// What is left before `--timeout`'s deadline; exits 3 once nothing is.
+        private func timeLeft(before deadline: ContinuousClock.Instant) throws -> Duration {
+            let left = deadline - .now
+            if left <= .zero {
+                Failure.report("timed out following \(id)")
+                throw ExitCode.timedOut
+            }
+            return left
         }
 
         /// The notes about cut streams, then the stdout part, then the stderr part.
