@@ -77,7 +77,7 @@ final class UVLoopServices: LoopServices {
         case .success(let child):
             child.onOutput = onOutput
             return child
-        case .failure(let error) where Self.passes(error):
+        case .failure(let error) where Self.isTransient(error):
             let retry = SpawnRetry(spec: spec, onExit: onExit)
             retry.onOutput = onOutput
             retrying[ObjectIdentifier(retry)] = retry
@@ -120,7 +120,7 @@ final class UVLoopServices: LoopServices {
                 retrying[ObjectIdentifier(retry)] = nil
                 child.onOutput = retry.onOutput
                 retry.child = child
-            case .failure(let error) where Self.passes(error):
+            case .failure(let error) where Self.isTransient(error):
                 scheduleRetry(retry, entries, attempt: attempt + 1, error)
             case .failure(let error):
                 retrying[ObjectIdentifier(retry)] = nil
@@ -130,7 +130,7 @@ final class UVLoopServices: LoopServices {
     }
 
     /// Whether a spawn that failed with `error` may start if tried again.
-    private static func passes(_ error: UVError) -> Bool {
+    private static func isTransient(_ error: UVError) -> Bool {
         error.name == "EMFILE" || error.name == "ENFILE" || error.name == "ETXTBSY"
     }
 
