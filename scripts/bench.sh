@@ -63,6 +63,15 @@ if [ "$(nproc)" -ge 2 ]; then
         --only pinned --server-cpu 0 >> bench/daemon.jsonl
 fi
 
+# What the pinned ratio comes down to, counted rather than timed (the same on
+# any machine, however busy): user-space instructions per pair in each server,
+# sent one after another on one connection (scripts/count-instructions.sh).
+echo "instructions per pair: promised create+resolve, Redis SET+PUBLISH (callgrind)…" >&2
+promised_instructions=$(scripts/count-instructions.sh daemon "$promised" | sed -n 's/.*: \([0-9]*\) instructions.*/\1/p')
+redis_instructions=$(scripts/count-instructions.sh redis "$(command -v redis-server)" | sed -n 's/.*: \([0-9]*\) instructions.*/\1/p')
+echo "{\"name\":\"daemon.instructions.redis.perPair\",\"value\":$redis_instructions,\"unit\":\"instructions\",\"better\":\"lower\"}" >> bench/daemon.jsonl
+echo "{\"name\":\"daemon.instructions.promised.perPair\",\"value\":$promised_instructions,\"unit\":\"instructions\",\"better\":\"lower\",\"anchor\":\"daemon.instructions.redis.perPair\"}" >> bench/daemon.jsonl
+
 # One call from a shell script: promisectl get and run against redis-cli get.
 echo "one call as a fresh process (promisectl get, run -- true, redis-cli get)…" >&2
 python3 scripts/bench_launch.py "$promised" "$promisectl" "$(command -v redis-server)" "$(command -v redis-cli)" \

@@ -11,6 +11,10 @@
 #       instructions per create+resolve pair in a release `promised` (default:
 #       this checkout's), in memory or with a store: counted over 1,000 pairs
 #       sent one after another on one connection, after 200 to warm up.
+#   scripts/count-instructions.sh redis [REDIS_SERVER]
+#       the anchor counted the same way: instructions per SET+PUBLISH pair
+#       (the pinned benchmark's pair) in redis-server, over 1,000 pairs sent
+#       one after another on one connection, after 200 to warm up.
 #   scripts/count-instructions.sh fanout [PROMISED] [SUBSCRIBERS]
 #       instructions per subscriber for one resolve told to SUBSCRIBERS
 #       (default 2,000) subscribed connections, from the resolve until every
@@ -156,9 +160,40 @@ EOF
     echo "promised fan-out to $subscribers: $(( $(stop_daemon_and_count) / subscribers )) instructions per subscriber"
 }
 
+count_redis() {
+    local server="${1:-$(command -v redis-server)}"
+    valgrind --tool=callgrind --callgrind-out-file="$work/daemon.out" "$server" \
+        --port 0 --unixsocket "$work/redis.sock" --save "" --appendonly no >/dev/null 2>&1 &
+    daemon=$!
+    for _ in $(seq 1 150); do [ -S "$work/redis.sock" ] && break; sleep 0.2; done
+    python3 - "$work/redis.sock" "$daemon" <<'EOF'
+import socket, subprocess, sys
+path, daemon = sys.argv[1], sys.argv[2]
+connection = socket.socket(socket.AF_UNIX)
+connection.connect(path)
+replies = connection.makefile("rb")
+
+def pairs(count, prefix):
+    # The keys of the daemon's count; SET then PUBLISH, as DaemonBenchmarks' pinned pairs.
+    for i in range(count):
+        key = b"%s%d" % (prefix, i)
+        for command in (b"SET", b"PUBLISH"):
+            connection.sendall(b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n1\r\n" % (len(command), command, len(key), key))
+            if replies.readline().startswith(b"-"):
+                sys.exit("redis answered with an error")
+
+pairs(200, b"warm.")
+subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
+pairs(1000, b"counted.")
+subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
+EOF
+    echo "redis-server: $(( $(stop_daemon_and_count) / 1000 )) instructions per SET+PUBLISH pair"
+}
+
 case "${1:-}" in
     core) shift; count_core "$@" ;;
     daemon) shift; count_daemon "$@" ;;
+    redis) shift; count_redis "$@" ;;
     fanout) shift; count_fanout "$@" ;;
-    *) echo "usage: $0 core [BENCHMARK…] | daemon [PROMISED] [--store] | fanout [PROMISED] [SUBSCRIBERS]" >&2; exit 64 ;;
+    *) echo "usage: $0 core [BENCHMARK…] | daemon [PROMISED] [--store] | redis [REDIS_SERVER] | fanout [PROMISED] [SUBSCRIBERS]" >&2; exit 64 ;;
 esac

@@ -134,10 +134,13 @@ final class RPCHarness {
     /// The loop side of the group commit, when durable: run by ``settleStore()``.
     let journalLoop = RPCManualExecutor()
 
-    /// - Parameter store: Makes the registry durable: commits run inline on
-    ///   the test's thread when ``settleStore()`` runs the journal's loop work,
-    ///   which every ``send(_:from:)`` does.
-    init(limits: DaemonLimits = DaemonLimits(), store: MemoryPromiseStore? = nil) {
+    /// - Parameters:
+    ///   - store: Makes the registry durable: commits run inline on the
+    ///     test's thread when ``settleStore()`` runs the journal's loop work,
+    ///     which every ``send(_:from:)`` does.
+    ///   - executor: Where the registry's core handlers run: at once by
+    ///     default; an ``RPCManualExecutor`` plays the loop's turns.
+    init(limits: DaemonLimits = DaemonLimits(), store: MemoryPromiseStore? = nil, executor: any Executor = .inline) {
         self.limits = limits
         let logger = Logger(label: "test.registry") { _ in SwiftLogNoOpLogHandler() }
         let journalLoop = self.journalLoop
@@ -145,7 +148,7 @@ final class RPCHarness {
         let journal = store.map { store in
             GroupCommit(store: store, loop: journalLoop, writer: .inline, services: loop, logger: logger)
         }
-        registry = Registry(limits: limits, services: loop, executor: .inline, journal: journal, logger: logger)
+        registry = Registry(limits: limits, services: loop, executor: executor, journal: journal, logger: logger)
         dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
     }
 

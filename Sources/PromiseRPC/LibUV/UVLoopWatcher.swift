@@ -15,7 +15,9 @@ final class UVLoopWatcher: UVHandle {
     }
 
     let phase: Phase
-    private var body: (() -> Void)?
+    // `@exclusivity(unchecked)`: loop thread only, and read once per call of the
+    // watcher (every loop turn for the flush queue), a runtime check each time.
+    @exclusivity(unchecked) private var body: (() -> Void)?
     private(set) var isActive = false
 
     init(_ phase: Phase, loop: UVLoop, _ body: @escaping () -> Void) throws(UVError) {

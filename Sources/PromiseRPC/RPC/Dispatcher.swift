@@ -59,6 +59,7 @@ public final class Dispatcher: RPCHandler {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
         }
+        registry.beginAnswer()
         // Consumed: the envelope moves out instead of being copied, each of
         // its members retained, then released with `message`.
         switch consume message {
@@ -67,7 +68,7 @@ public final class Dispatcher: RPCHandler {
         case .single(let envelope):
             _ = process(envelope, from: peer, answers: ConnectionAnswers(peer: peer, journal: registry.journal))
         }
-        registry.runDeferred()
+        registry.endAnswer()
     }
 
     private func handleBatch(_ members: [JSONRPCEnvelope?], from peer: any RPCPeer) {

@@ -24,20 +24,3 @@ struct WeakLoopBound<Object: AnyObject>: @unchecked Sendable {  // loop-thread c
         self.value = value
     }
 }
-
-/// What every promise's settlement observer needs of the registry (see
-/// `Registry.register`), made once per registry: captured in each
-/// observer's closure instead, the registry's weak reference was copied and
-/// destroyed, and the existential executor copied, for every promise (some
-/// 300 instructions per create+resolve pair).
-final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as LoopBound: read only by observers that run on the loop thread
-    /// Weak, so that observers left on long-lived promises do not keep the registry alive.
-    weak var registry: Registry?
-    let executor: any Executor
-    let journal: GroupCommit?
-
-    init(executor: any Executor, journal: GroupCommit?) {
-        self.executor = executor
-        self.journal = journal
-    }
-}

@@ -268,7 +268,9 @@ extension Registry {
 /// The step logs of a registry, and who follows them. Loop thread only.
 final class StepLogBook {
     /// By promise id; a log's ``StepLogs/sequence`` tells which promise of that id.
-    var logs = PromiseMap<StepLogs>()
+    /// `@exclusivity(unchecked)` as the registry's maps are: every settlement
+    /// asks whether it is empty, a runtime check each time.
+    @exclusivity(unchecked) var logs = PromiseMap<StepLogs>()
     /// Ids whose log has output not yet written to the store, in order.
     var unsaved: [String] = []
     var saveTimer: (any ScheduledTimer)?

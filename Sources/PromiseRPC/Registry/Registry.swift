@@ -29,7 +29,9 @@ public final class Registry {
     public let limits: DaemonLimits
     let services: any LoopServices
     let executor: any Executor
-    var logger: Logger
+    /// `@exclusivity(unchecked)` as the maps below: every creation and
+    /// settlement asks it whether to log, a runtime check each time.
+    @exclusivity(unchecked) var logger: Logger
 
     // The maps and counters every request touches are `@exclusivity(unchecked)`:
     // they are used on the loop thread only, and no access to one of them
@@ -58,10 +60,11 @@ public final class Registry {
     /// Set by ``prepareToStop()``: no command starts any more.
     var isStopping = false
     var nextGeneratedID = 1
-    /// Pushes to send once the current answer is out (see ``runDeferred()``).
+    /// Pushes to send once the current answer is out (see ``endAnswer()``).
     @exclusivity(unchecked) var deferred: [() -> Void] = []
     /// Milliseconds since 1970, for `created`, `settled` and deadlines.
-    var now: () -> Int64 = Registry.wallClockMilliseconds
+    /// Read at every creation and settlement: unchecked, as the maps above.
+    @exclusivity(unchecked) var now: () -> Int64 = Registry.wallClockMilliseconds
 
     /// The wall clock to the nearest millisecond, read with `clock_gettime`:
     /// through `Date` it cost about 100 instructions, three times per
@@ -79,7 +82,8 @@ public final class Registry {
     @exclusivity(unchecked) var retentionQueue: [RemotePromise] = []
     var retentionStart = 0
     /// How long settled promises are kept; nil keeps them until forgotten.
-    public internal(set) var retainMilliseconds: Int64?
+    /// Read at every settlement: unchecked, as the maps above.
+    @exclusivity(unchecked) public internal(set) var retainMilliseconds: Int64?
     var retentionTimer: (any ScheduledTimer)?
     /// Settled promises held (the rest are pending).
     @exclusivity(unchecked) var settledCount = 0
@@ -193,14 +197,23 @@ public final class Registry {
         }
     }
 
-    /// Sends the pushes queued while answering (e.g. `settled` for a
-    /// subscription to an already settled promise), after the answer itself.
-    func runDeferred() {
+    /// A line is being answered: what settles meanwhile is acted on once
+    /// its answer is out (``endAnswer()``).
+    func beginAnswer() {
+        settlementRelay.beginAnswer()
+    }
+
+    /// The answer begun by ``beginAnswer()`` is out: sends the pushes queued
+    /// while answering (e.g. `settled` for a subscription to an already
+    /// settled promise), then acts on the settlements and progress heard
+    /// meanwhile, as the executor would have, in the same order.
+    func endAnswer() {
         while !deferred.isEmpty {
             let work = deferred
             deferred = []
             for item in work { item() }
         }
+        settlementRelay.endAnswer(self)
     }
 
     // MARK: Promises
@@ -301,13 +314,12 @@ public final class Registry {
         // Settlements happen on the loop thread (requests, timers, process exits, and the
         // core's inline propagation from them), so `.inline` runs there — and at once, before
         // the answer that caused the settlement is delivered, as the journal needs to hold
-        // that answer back. The registry's own work then hops through the executor (given
-        // to `onSettled` instead, the existential executor ran it unspecialised, looking up
-        // `Result`'s metadata on every settle).
+        // that answer back. The registry's own work waits for the relay (given an
+        // executor, `onSettled` ran unspecialised, looking up `Result`'s metadata on every settle).
         promise.onSettled(on: .inline) { result in
             boxed.value.settledWith(result)
             relay.journal?.touch(id)
-            relay.executor.execute { relay.registry?.didSettle(boxed.value) }
+            relay.relay(.settled(boxed.value))
         }
         if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
         if !isRestored {
@@ -465,20 +477,32 @@ public final class Registry {
     func observeProgress(_ entry: RemotePromise) {
         guard !entry.observesProgress, entry.isPending else { return }
         entry.observesProgress = true
-        let registry = WeakLoopBound(self)
+        let relay = settlementRelay
         let boxed = LoopBound(entry)
         // The core tells a new observer the current progress at once; that
-        // is no change, and subscribers hear only of changes.
+        // is no change, and subscribers hear only of changes. Nor is the 1.0
+        // it tells at fulfilment, when the promise is no longer pending:
+        // subscribers hear `settled`. What was reported while pending is
+        // relayed as settlements are, so it is told before `settled`.
         let current = entry.progress
-        entry.promise.onProgress(on: executor) { fraction in
-            guard fraction > current else { return }
-            registry.value?.didProgress(boxed.value, fraction)
+        entry.promise.onProgress(on: .inline) { fraction in
+            guard fraction > current, boxed.value.isPending else { return }
+            relay.relay(.progressed(boxed.value, fraction))
         }
     }
 
-    /// Runs (on the loop) when `entry`'s progress moves: tells its subscribers.
+    /// Acts on what an observer heard, passed on by the ``SettlementRelay``.
+    func receive(_ news: SettlementRelay.News) {
+        switch news {
+        case .settled(let entry): didSettle(entry)
+        case .progressed(let entry, let fraction): didProgress(entry, fraction)
+        }
+    }
+
+    /// Runs (on the loop) when `entry`'s progress moved while it was
+    /// pending: tells its subscribers, unless they have been told it settled.
     func didProgress(_ entry: RemotePromise, _ fraction: Double) {
-        guard entry.isPending, let subscribed = subscribers[entry.id] else { return }
+        guard !entry.settlementHandled, let subscribed = subscribers[entry.id] else { return }
         var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
         if let message = entry.progressMessage { params["message"] = .string(message) }
         let notification = JSONRPCResponse.notification("progress", .object(params)).serializedLine()

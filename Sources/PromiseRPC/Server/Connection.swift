@@ -70,16 +70,22 @@ final class Connection: RPCPeer {
     /// Let in past `maxConnections`, to settle promises only (see `RPCPeer.isReserved`).
     var isReserved = false
     private let pipe: UVPipe
-    private var framer: LineFramer
+    // The framer and the buffers are touched for every request and answer;
+    // `@exclusivity(unchecked)` spares the runtime's check of each access
+    // (as in `Registry`): loop thread only, and no access overlaps another —
+    // the handler that `framer.feed` calls never reaches the framer (only
+    // libuv's read callbacks do, and libuv does not nest them), and nothing
+    // a buffer access calls reaches the buffers.
+    @exclusivity(unchecked) private var framer: LineFramer
     private let maxOutputBufferBytes: Int
     private var logger: Logger
     /// Bytes sent and not yet handed to the socket.
-    private var queued = UVWriteBuffer()
+    @exclusivity(unchecked) private var queued = UVWriteBuffer()
     /// Bytes of messages for this client held back by the journal.
     private var heldBytes = 0
     /// Bytes of the one `uv_write` in flight (it started at some offset).
-    private var writing = UVWriteBuffer()
-    private var isFlushScheduled = false
+    @exclusivity(unchecked) private var writing = UVWriteBuffer()
+    @exclusivity(unchecked) private var isFlushScheduled = false
     /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
     private var lastDirectWriteTurn: UInt64?
     private let flushQueue: FlushQueue
@@ -91,7 +97,7 @@ final class Connection: RPCPeer {
     private var heldStart = 0
     /// Bytes handed to the socket or to libuv so far: less what libuv still
     /// queues, it tells a slow reader from a stuck one.
-    private var bytesHanded = 0
+    @exclusivity(unchecked) private var bytesHanded = 0
     private var timer: UVTimer?
 
     init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
