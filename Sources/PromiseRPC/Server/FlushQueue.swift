@@ -18,8 +18,12 @@ final class FlushQueue {
     @exclusivity(unchecked) private var prepare: UVLoopWatcher?
 
     init(loop: UVLoop) throws(UVError) {
-        prepare = try UVLoopWatcher(.prepare, loop: loop) { [weak self] in
-            self?.flushAll()
+        // Unowned: this queue owns the watcher and closes it (``close()``)
+        // before it goes, so the watcher never outlives it. A weak capture
+        // cost a runtime-checked read of its box and a weak load per loop
+        // turn, some 200 instructions per request answered.
+        prepare = try UVLoopWatcher(.prepare, loop: loop) { [unowned self] in
+            flushAll()
         }
     }
 
