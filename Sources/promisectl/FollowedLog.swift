@@ -11,11 +11,20 @@ import Glibc
 ///
 /// Offsets count bytes as the daemon holds them, and the text is those bytes
 /// decoded as UTF-8: its UTF-8 is the stream's bytes wherever they were
-/// valid UTF-8 (a `promisectl run` step's always are: it sends them decoded).
+/// valid UTF-8 (a `promisectl run` step's always are: it sends them decoded),
+/// and longer where they were not (U+FFFD is three bytes). So positions are
+/// trusted only where needed: within one connection the daemon's chunks
+/// follow each other and are printed whole, each `offset` putting the count
+/// right; only a log asked for again, and the notifications that may repeat
+/// part of it, are cut by position.
 struct FollowedLog {
     let id: String
     /// The end of what was printed of each stream; nil before the first answer.
     private var printed: [StepStream: Int]?
+    /// Streams asked for again whose notifications may start before the end
+    /// of what was printed (a restarted daemon that lost the end of a
+    /// step's log gets it again from `promisectl run`).
+    private var catchingUp: Set<StepStream> = []
     /// `maxLogBytes`, as the last answer said, for the notes.
     private var limit = 0
 
@@ -30,6 +39,7 @@ struct FollowedLog {
     /// part, then the stderr part; of each, only what comes after what was printed.
     mutating func print(_ answer: JSONValue) {
         limit = answer["limit"]?.intValue ?? limit
+        let askedAgain = printed != nil
         var parts: [(stream: StepStream, bytes: ArraySlice<UInt8>)] = []
         for stream in StepStream.allCases {
             let dropped = max(0, answer[stream.rawValue + "Dropped"]?.intValue ?? 0)
@@ -37,6 +47,7 @@ struct FollowedLog {
             let done = printed?[stream] ?? 0
             if dropped > done { noteCut(stream, from: done, to: dropped) }
             parts.append((stream, kept.dropFirst(max(0, done - dropped))))
+            if askedAgain { catchingUp.insert(stream) }
             // Never back: a restarted daemon may have less than was printed, and send the rest again.
             printed = (printed ?? [:]).merging([stream: dropped + kept.count], uniquingKeysWith: max)
         }
@@ -50,8 +61,14 @@ struct FollowedLog {
         let done = printed?[stream] ?? 0
         let offset = params["offset"]?.intValue ?? done
         if offset > done { noteCut(stream, from: done, to: offset) }
+        guard catchingUp.contains(stream) else {
+            Self.write(data[...], stream)
+            printed?[stream] = offset + data.count
+            return
+        }
         Self.write(data.dropFirst(max(0, done - offset)), stream)
-        printed = (printed ?? [:]).merging([stream: offset + data.count], uniquingKeysWith: max)
+        if offset + data.count >= done { catchingUp.remove(stream) }
+        printed?[stream] = max(done, offset + data.count)
     }
 
     /// Says on stderr that bytes `from..<to` of `stream` are not there to print.

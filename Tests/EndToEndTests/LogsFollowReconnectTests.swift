@@ -67,15 +67,21 @@ struct LogsFollowReconnectTests {
         }
     }
 
+    /// Creates "job" with "first\n" in its log and starts `logs --follow job options…`
+    /// once it has printed that and is attached.
+    private func followerAttached(_ daemon: E2EDurableDaemon, _ options: [String]) throws -> E2ERunningCommand {
+        try daemon.call("create", ["id": "job"])
+        try daemon.call("log", ["id": "job", "stream": "stdout", "data": "first\n"])
+        let follower = try daemon.startCtl(["logs", "--follow", "job"] + options)
+        #expect(E2E.eventually(timeout: .seconds(15)) { follower.stdoutSoFar == "first\n" })
+        try waitForClients(daemon, 1)
+        return follower
+    }
+
     @Test("a follower whose daemon stays away longer than --reconnect-timeout exits 69 and says why")
     func givesUpAfterReconnectTimeout() throws {
         try E2EDurableDaemon.with { daemon in
-            try daemon.call("create", ["id": "job"])
-            try daemon.call("log", ["id": "job", "stream": "stdout", "data": "first\n"])
-            let follower = try daemon.startCtl(["logs", "--follow", "job", "--reconnect-timeout", "0.5"])
-            #expect(E2E.eventually(timeout: .seconds(15)) { follower.stdoutSoFar == "first\n" })
-            try waitForClients(daemon, 1)
-
+            let follower = try followerAttached(daemon, ["--reconnect-timeout", "0.5"])
             daemon.kill9()
             let result = try follower.finish(timeout: .seconds(30))
             #expect(result.status == 69, "\(result)")
@@ -88,12 +94,7 @@ struct LogsFollowReconnectTests {
     @Test("--reconnect-timeout 0 fails at once when the daemon goes away, even if it comes back at once")
     func reconnectTimeoutZeroFailsAtOnce() throws {
         try E2EDurableDaemon.with { daemon in
-            try daemon.call("create", ["id": "job"])
-            try daemon.call("log", ["id": "job", "stream": "stdout", "data": "first\n"])
-            let follower = try daemon.startCtl(["logs", "--follow", "job", "--reconnect-timeout", "0"])
-            #expect(E2E.eventually(timeout: .seconds(15)) { follower.stdoutSoFar == "first\n" })
-            try waitForClients(daemon, 1)
-
+            let follower = try followerAttached(daemon, ["--reconnect-timeout", "0"])
             daemon.kill9()
             try daemon.start()
             try daemon.call("log", ["id": "job", "stream": "stdout", "data": "second\n"])
@@ -147,6 +148,26 @@ struct LogsFollowReconnectTests {
             #expect(result.stdout == first + kept, "\(result)")
             let cut = written.utf8.count - 64 - first.utf8.count
             #expect(result.stderr.contains("stdout of job: \(cut) bytes after the first 21 were cut"), "\(result)")
+        }
+    }
+
+    @Test("without a restart, a step's bytes that are not UTF-8 do not make the follower skip what follows them")
+    func invalidUTF8PrintedWhole() throws {
+        try E2EDaemon.with { daemon in
+            let gate = daemon.socketPath + ".gate"
+            defer { try? FileManager.default.removeItem(atPath: gate) }
+            let client = try daemon.client()
+            try client.call("create", ["id": "p"])
+            // One byte in the stream, three (U+FFFD) in the text: counts from the text run ahead of the offsets.
+            let script = "printf 'a\\377b\\n'; while [ ! -e '\(gate)' ]; do sleep 0.05; done; printf 'cd\\n'"
+            try client.call("then", ["id": "p", "childId": "bad", "exec": ["sh", "-c", .string(script)]])
+            let follower = try daemon.startCtl("logs", "--follow", "bad")
+            try client.call("resolve", ["id": "p", "value": 1])
+            #expect(E2E.eventually(timeout: .seconds(10)) { follower.stdoutSoFar == "a\u{FFFD}b\n" })
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
+            let result = try follower.finish(timeout: .seconds(20))
+            #expect(result.stdout == "a\u{FFFD}b\ncd\n", "\(result)")
+            #expect(result.status == 0, "\(result)")
         }
     }
 }
