@@ -1,7 +1,7 @@
 import ArgumentParser
 import PromiseRPC
 
-/// How long `wait`, `watch` and `run` keep trying to get the daemon back
+/// How long `wait`, `watch`, `logs --follow` and `run` keep trying to get the daemon back
 /// when it goes away while they are attached (docs/DURABILITY.md,
 /// "Clients that reconnect").
 struct ReconnectOptions: ParsableArguments {

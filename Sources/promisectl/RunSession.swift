@@ -128,7 +128,6 @@ final class RunSession {
         if cancelled {
             Failure.report("\(id) was cancelled; stopped \(command[0])")
         } else {
-            if !daemonGone { log.sendAll() }
             settle(outcome(of: termination))
         }
         return termination.shellStatus
@@ -286,6 +285,8 @@ final class RunSession {
     /// failure is reported on stderr (the exit status stays the command's).
     private func settle(_ outcome: Outcome) {
         guard reconnectToSettle() else { return }
+        // On the connection that settles, so that the log is whole first (also what came while the daemon was gone).
+        log.sendAll()
         do {
             switch outcome {
             case .fulfilled(let value):

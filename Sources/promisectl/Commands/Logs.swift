@@ -1,9 +1,5 @@
 import ArgumentParser
-import Foundation
 import PromiseRPC
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension PromiseCtl {
     struct Logs: ClientCommand {
@@ -19,7 +15,11 @@ extension PromiseCtl {
                 With --follow, output written from now on is printed as it comes, until \
                 the step settles; an ID not created yet is waited for, as `wait` does \
                 (so it may start before the step is declared), and --timeout gives up \
-                after that many seconds (exit 3). Exits like \
+                after that many seconds (exit 3). When the daemon goes away meanwhile \
+                (a restart of a durable daemon), --follow connects again, as `watch` \
+                does (--reconnect-timeout), asks for the log again and prints only what \
+                it had not printed yet; bytes the daemon no longer has get a note on \
+                stderr. Exits like \
                 `get`: 0 when pending or fulfilled, 1 when rejected, 2 when cancelled \
                 (with --follow: how the step ended); 4 when there is no such promise \
                 (with --follow: only when it was created, settled and forgotten before \
@@ -33,6 +33,7 @@ extension PromiseCtl {
                 """)
 
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The step's id.")
         var id: String
@@ -51,13 +52,50 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
-            let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64(($0 * 1000).rounded())) }
-            let answer = follow ? try followedLog(client, until: deadline) : try client.call("logs", ["id": .string(id)])
-            Self.print(answer, id: id)
-            var state = answer["state"]?.stringValue ?? "pending"
-            if follow && state == "pending" { state = try followUntilSettled(client, until: deadline) }
+            var log = FollowedLog(id: id)
+            let state: String
+            if follow {
+                let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64(($0 * 1000).rounded())) }
+                state = try followAcrossRestarts(reconnect.timeout.reconnecting(client), &log, until: deadline)
+            } else {
+                let answer = try client.call("logs", ["id": .string(id)])
+                log.print(answer)
+                state = answer["state"]?.stringValue ?? "pending"
+            }
             let status = PromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
             if status != .success { throw status }
+        }
+
+        /// Follows the log to the step's end; returns the state it ended in.
+        /// A lost connection is made again (as `--reconnect-timeout` says) and
+        /// the log asked for again: `log` prints what it had not printed yet.
+        private func followAcrossRestarts(
+            _ connection: ReconnectingPromiseClient, _ log: inout FollowedLog, until deadline: ContinuousClock.Instant?
+        ) throws -> String {
+            while true {
+                do {
+                    // Once found, a promise missing after a restart is gone (an in-memory daemon): -32001, exit 4.
+                    let answer = try followedLog(connection.client, waitingForCreation: !log.started, until: deadline)
+                    log.print(answer)
+                    let state = answer["state"]?.stringValue ?? "pending"
+                    return state == "pending" ? try followUntilSettled(connection.client, &log, until: deadline) : state
+                } catch where ReconnectingPromiseClient.isConnectionLoss(error) && connection.policy.reconnects {
+                    connection.markDisconnected(error)
+                    try reconnect(connection, until: deadline)
+                }
+            }
+        }
+
+        /// Connects again; `--timeout`'s deadline passing first exits 3, the
+        /// daemon not back within `--reconnect-timeout` exits 69.
+        private func reconnect(_ connection: ReconnectingPromiseClient, until deadline: ContinuousClock.Instant?) throws {
+            let givingUp = connection.policy.giveUpAfter.flatMap { limit in connection.disconnectedSince.map { $0 + limit } }
+            do {
+                try connection.reconnect(until: deadline)
+            } catch let error as PromiseClientError where error.code == .daemonUnreachable {
+                guard let deadline, givingUp.map({ deadline < $0 }) ?? true else { throw error }
+                throw timedOut()
+            }
         }
 
         /// How often a followed id that does not exist yet is asked for again, at first and at most.
@@ -69,11 +107,13 @@ extension PromiseCtl {
         /// so `logs` is asked again until it finds the promise (the
         /// subscription, which may come before `create`, stays in place
         /// meanwhile). What the step wrote before is in that first answer.
-        private func followedLog(_ client: PromiseClient, until deadline: ContinuousClock.Instant?) throws -> JSONValue {
+        private func followedLog(
+            _ client: PromiseClient, waitingForCreation: Bool, until deadline: ContinuousClock.Instant?
+        ) throws -> JSONValue {
             let follow: [String: JSONValue] = ["id": .string(id), "follow": true]
             let results = try client.batch([.init("subscribe", ["ids": [.string(id)]]), .init("logs", follow)], timeout: nil)
             _ = try results[0].get()
-            var answer = try Self.existing(results[1].get)
+            var answer = try waitingForCreation ? Self.existing(results[1].get) : .some(results[1].get())
             var delay = Self.creationPoll.first
             var settledMeanwhile = false
             while true {
@@ -107,14 +147,15 @@ extension PromiseCtl {
         }
 
         /// Prints `log` notifications until the `settled` one; returns the state it tells.
-        private func followUntilSettled(_ client: PromiseClient, until deadline: ContinuousClock.Instant?) throws -> String {
+        private func followUntilSettled(
+            _ client: PromiseClient, _ log: inout FollowedLog, until deadline: ContinuousClock.Instant?
+        ) throws -> String {
             while true {
                 let notification = try client.nextNotification(timeout: try deadline.map(timeLeft(before:)))
                 guard let notification, notification.params["id"]?.stringValue == id else { continue }
                 switch notification.method {
                 case "log":
-                    let text = notification.params["data"]?.stringValue ?? ""
-                    Self.write(text, toStandardError: notification.params["stream"]?.stringValue == "stderr")
+                    log.print(notification: notification.params)
                 case "settled":
                     return notification.params["state"]?.stringValue ?? "pending"
                 default:
@@ -126,28 +167,13 @@ extension PromiseCtl {
         /// What is left before `--timeout`'s deadline; exits 3 once nothing is.
         private func timeLeft(before deadline: ContinuousClock.Instant) throws -> Duration {
             let left = deadline - .now
-            if left <= .zero {
-                Failure.report("timed out following \(id)")
-                throw ExitCode.timedOut
-            }
+            if left <= .zero { throw timedOut() }
             return left
         }
 
-        /// The notes about cut streams, then the stdout part, then the stderr part.
-        static func print(_ answer: JSONValue, id: String) {
-            let limit = answer["limit"]?.intValue ?? 0
-            for stream in ["stdout", "stderr"] {
-                guard let dropped = answer[stream + "Dropped"]?.intValue, dropped > 0 else { continue }
-                Failure.report("\(stream) of \(id): the first \(dropped) bytes were cut (the daemon keeps "
-                               + "the last \(limit) bytes of each stream; promised --max-log-bytes sets it)")
-            }
-            write(answer["stdout"]?.stringValue ?? "", toStandardError: false)
-            write(answer["stderr"]?.stringValue ?? "", toStandardError: true)
-        }
-
-        private static func write(_ text: String, toStandardError: Bool) {
-            guard !text.isEmpty else { return }
-            Output.write(text, to: toStandardError ? STDERR_FILENO : STDOUT_FILENO)
+        private func timedOut() -> ExitCode {
+            Failure.report("timed out following \(id)")
+            return .timedOut
         }
     }
 }
