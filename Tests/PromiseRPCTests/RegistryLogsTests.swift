@@ -202,6 +202,24 @@ struct RegistryLogsTests {
         #expect(store.log(sequence: sequence)?.stdout.count == (0..<20).map { "line \($0)\n".utf8.count }.reduce(0, +))
     }
 
+    @Test("a clean stop saves the output a running step wrote since the last save, for the restart")
+    func stopSavesUnsavedOutput() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        harness.call("create", ["id": "run"], from: peer)
+        harness.notify("log", ["id": "run", "stream": "stdout", "data": "before the stop\n"], from: peer)
+        var stopped = false
+        harness.dispatcher.stop { stopped = true }
+        harness.settleStore()
+        #expect(stopped)
+        let restarted = RPCHarness(store: store)
+        restarted.registry.restore(try store.load())
+        let logs = restarted.call("logs", ["id": "run"], from: restarted.connect())
+        #expect(logs["state"] == "pending")
+        #expect(logs["stdout"] == "before the stop\n")
+    }
+
     @Test("forget drops the log, in memory and in the store")
     func forgetDrops() throws {
         let store = MemoryPromiseStore()

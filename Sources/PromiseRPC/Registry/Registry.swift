@@ -186,7 +186,8 @@ public final class Registry {
 
     /// The daemon is stopping: `then … exec` children whose command is
     /// running (or about to start) are rejected, saying why, since the
-    /// server is about to stop their processes; a restart does not run them again.
+    /// server is about to stop their processes; a restart does not run them
+    /// again. Output not yet saved to the store is saved.
     func prepareToStop() {
         isStopping = true
         for entry in order where entries[entry.id] === entry && entry.isPending {
@@ -194,6 +195,14 @@ public final class Registry {
             job.cancelled = true
             // The child has adopted `outcome`: settling that settles the child.
             outcome.reject(Self.interruptedCommand(job.spec.argv).at(entry.id))
+        }
+        // A pending step's log is saved once a second; what came since is
+        // saved now, so that the restart has it (`promisectl run`, whose
+        // command goes on, keeps writing to it there).
+        if !logBook.unsaved.isEmpty {
+            logBook.saveTimer?.cancel()
+            logBook.saveTimer = nil
+            saveUnsavedLogs()
         }
     }
 
