@@ -137,6 +137,7 @@ extension JSONParser {
 
     /// Reads a key: one of the envelope's, or nil for any other.
     private mutating func parseEnvelopeKey() throws(JSONParseError) -> JSONRPCEnvelope.Member? {
+        if let word = parseShortString() { return JSONRPCEnvelope.Member(word: word) }
         if let raw = parseASCIIStringBytes() {
             guard raw.count <= 8 else { return nil }
             // The parser is past the key's closing quote.
