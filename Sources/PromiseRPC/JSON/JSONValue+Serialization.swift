@@ -115,7 +115,7 @@ extension JSONValue {
     }
 
     /// How many decimal digits `n` has (1 for 0): from its count of bits,
-    /// which gives the count or one more, and one comparison.
+    /// which gives the count or one less, and one comparison.
     static func decimalDigitCount(_ n: UInt) -> Int {
         // log10(2) ≈ 1233 / 4096.
         let estimate = ((64 &- n.leadingZeroBitCount) &* 1233) &>> 12
