@@ -34,6 +34,21 @@ struct ByteLanesTests {
         }
     }
 
+    @Test("atLeastDelete marks 0x7F and above, in every lane, whatever the other lanes hold")
+    func atLeastDeleteInEveryLane() {
+        for lane in 0..<8 {
+            for value in 0...255 {
+                for filler: [UInt8] in [Array("abcdefgh".utf8), [0x20, 0x7E, 0x00, 0x1F, 0x21, 0x5B, 0x5D, 0x41]] {
+                    var bytes = filler
+                    bytes[lane] = UInt8(value)
+                    let marks = ByteLanes.atLeastDelete(word(bytes))
+                    #expect((marks != 0) == (value >= 0x7F), "\(bytes)")
+                    if value >= 0x7F { #expect(ByteLanes.firstMarked(marks) == lane, "\(bytes)") }
+                }
+            }
+        }
+    }
+
     @Test("random words are marked, or not, as a byte-by-byte look says")
     func randomWords() {
         var random = SeededRandom(seed: 0x1a2e5)

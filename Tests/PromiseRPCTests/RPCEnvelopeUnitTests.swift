@@ -77,6 +77,18 @@ struct RPCEnvelopeUnitTests {
         #expect(!PromiseID.isValid(String(repeating: "a", count: 257)))
         #expect(!PromiseID.isValid(""))
         #expect(!PromiseID.isValid("a\u{1B}[31m"))
+        // Each kind of byte at every place of ids around the eight-byte steps of the check.
+        for length in 1...20 {
+            for place in 0..<length {
+                func id(_ character: Character) -> String {
+                    String(repeating: "a", count: place) + String(character) + String(repeating: "z", count: length - place - 1)
+                }
+                #expect(!PromiseID.isValid(id("\u{1F}")), "control at \(place) of \(length)")
+                #expect(!PromiseID.isValid(id("\u{7F}")), "DEL at \(place) of \(length)")
+                #expect(PromiseID.isValid(id("~")) && PromiseID.isValid(id(" ")), "printable at \(place) of \(length)")
+                #expect(PromiseID.isValid(id("\u{E9}")), "é at \(place) of \(length)")
+            }
+        }
         #expect(!PromiseID.isValid("a\u{2028}b"))
     }
 }

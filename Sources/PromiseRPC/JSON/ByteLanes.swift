@@ -41,6 +41,13 @@ enum ByteLanes {
         (word &- ones &* 0x20) & ~word & highBits
     }
 
+    /// Marks the lanes of 0x7F (DEL) or more: not printable ASCII. Adding
+    /// one carries out of a lane only from 0xFF, which is marked itself.
+    @inline(__always)
+    static func atLeastDelete(_ word: UInt64) -> UInt64 {
+        ((word &+ ones) | word) & highBits
+    }
+
     /// Marks what a string cannot hold as it is: a quote, a backslash or a
     /// control character (where the parser stops, and the writer escapes).
     @inline(__always)

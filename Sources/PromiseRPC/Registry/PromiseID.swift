@@ -14,12 +14,11 @@ public enum PromiseID {
     public static func problem(with text: String) -> String? {
         if text.isEmpty { return "it is empty" }
         if text.utf8.count > maxBytes { return "it is longer than \(maxBytes) bytes" }
-        // Printable ASCII, what ids nearly always are, is checked byte by
-        // byte from the string's own storage: walking its Unicode scalars
-        // cost some 300 instructions per request naming an id.
-        let printableASCII = text.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-        }
+        // Printable ASCII, what ids nearly always are, is checked from the
+        // string's own storage, eight bytes at a time: walking its Unicode
+        // scalars cost some 300 instructions per request naming an id, and
+        // byte by byte some 150.
+        let printableASCII = text.utf8.withContiguousStorageIfAvailable(isPrintableASCII)
         if printableASCII == true { return nil }
         for scalar in text.unicodeScalars {
             // Printable ASCII, what ids nearly always are, needs no Unicode table look-up.
@@ -32,6 +31,17 @@ public enum PromiseID {
             }
         }
         return nil
+    }
+
+    /// Whether every byte is printable ASCII, 0x20 to 0x7E.
+    static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = ByteLanes.load(bytes, at: offset)
+            if ByteLanes.control(word) | ByteLanes.atLeastDelete(word) != 0 { return false }
+            offset += 8
+        }
+        return bytes[offset...].allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
     /// True when `text` is a valid id.
