@@ -81,6 +81,42 @@ stop_daemon_and_count() {
     total "$profile"
 }
 
+# Sends 200 pairs to warm up, then the 1,000 that are counted (callgrind
+# zeroed before, dumped after), one after another on one connection to
+# socket $1: create+resolve to promised, SET+PUBLISH (DaemonBenchmarks'
+# pinned pair) to Redis ($2: promised or redis), with the same keys.
+send_counted_pairs() {
+    python3 - "$1" "$daemon" "$2" <<'EOF'
+import socket, subprocess, sys
+path, daemon, protocol = sys.argv[1], sys.argv[2], sys.argv[3]
+connection = socket.socket(socket.AF_UNIX)
+connection.connect(path)
+replies = connection.makefile("rb")
+
+def lines(key):
+    if protocol == "redis":
+        return [b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n1\r\n" % (len(command), command, len(key), key)
+                for command in (b"SET", b"PUBLISH")]
+    return [b'{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"%s"}}\n' % key,
+            b'{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"%s","value":1}}\n' % key]
+
+def refused(reply):
+    return reply.startswith(b"-") if protocol == "redis" else b'"error"' in reply
+
+def pairs(count, prefix):
+    for i in range(count):
+        for line in lines(b"%s%d" % (prefix, i)):
+            connection.sendall(line)
+            if refused(replies.readline()):
+                sys.exit(f"{protocol} answered with an error")
+
+pairs(200, b"warm.")
+subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
+pairs(1000, b"counted.")
+subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
+EOF
+}
+
 count_daemon() {
     local promised="" store=()
     for argument in "$@"; do
@@ -91,26 +127,7 @@ count_daemon() {
     done
     [ ${#store[@]} -gt 0 ] || store=(--in-memory)
     start_daemon "$promised" "${store[@]}"
-    python3 - "$work/promised.sock" "$daemon" <<'EOF'
-import socket, subprocess, sys
-path, daemon = sys.argv[1], sys.argv[2]
-connection = socket.socket(socket.AF_UNIX)
-connection.connect(path)
-replies = connection.makefile("rb")
-
-def pairs(count, prefix):
-    for i in range(count):
-        for line in (b'{"jsonrpc":"2.0","id":1,"method":"create","params":{"id":"%s%d"}}\n' % (prefix, i),
-                     b'{"jsonrpc":"2.0","id":2,"method":"resolve","params":{"id":"%s%d","value":1}}\n' % (prefix, i)):
-            connection.sendall(line)
-            if b'"error"' in replies.readline():
-                sys.exit("the daemon answered with an error")
-
-pairs(200, b"warm.")
-subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
-pairs(1000, b"counted.")
-subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
-EOF
+    send_counted_pairs "$work/promised.sock" promised
     echo "promised ${store[0]}: $(( $(stop_daemon_and_count) / 1000 )) instructions per create+resolve pair"
 }
 
@@ -166,27 +183,7 @@ count_redis() {
         --port 0 --unixsocket "$work/redis.sock" --save "" --appendonly no >/dev/null 2>&1 &
     daemon=$!
     for _ in $(seq 1 150); do [ -S "$work/redis.sock" ] && break; sleep 0.2; done
-    python3 - "$work/redis.sock" "$daemon" <<'EOF'
-import socket, subprocess, sys
-path, daemon = sys.argv[1], sys.argv[2]
-connection = socket.socket(socket.AF_UNIX)
-connection.connect(path)
-replies = connection.makefile("rb")
-
-def pairs(count, prefix):
-    # The keys of the daemon's count; SET then PUBLISH, as DaemonBenchmarks' pinned pairs.
-    for i in range(count):
-        key = b"%s%d" % (prefix, i)
-        for command in (b"SET", b"PUBLISH"):
-            connection.sendall(b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n1\r\n" % (len(command), command, len(key), key))
-            if replies.readline().startswith(b"-"):
-                sys.exit("redis answered with an error")
-
-pairs(200, b"warm.")
-subprocess.run(["callgrind_control", "--zero", daemon], check=True, capture_output=True)
-pairs(1000, b"counted.")
-subprocess.run(["callgrind_control", "--dump", daemon], check=True, capture_output=True)
-EOF
+    send_counted_pairs "$work/redis.sock" redis
     echo "redis-server: $(( $(stop_daemon_and_count) / 1000 )) instructions per SET+PUBLISH pair"
 }
 
