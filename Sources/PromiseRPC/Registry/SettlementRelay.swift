@@ -10,7 +10,7 @@ import Promise
 /// may be in the middle of a registry method; the registry's own work (it
 /// answers waiters, tells subscribers, ends leases) must not run there. So:
 /// - news heard while the dispatcher answers a line waits until the answer
-///   is out (``Registry/runDeferred()``), as the pushes of that answer do;
+///   is out (``Registry/endAnswer()``), as the pushes of that answer do;
 /// - news heard anywhere else (a timer, a process exit, a closed
 ///   connection), or while earlier news still waits in the executor, goes
 ///   through the executor: later news never overtakes earlier news, so a

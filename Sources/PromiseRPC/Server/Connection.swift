@@ -85,7 +85,7 @@ final class Connection: RPCPeer {
     private var heldBytes = 0
     /// Bytes of the one `uv_write` in flight (it started at some offset).
     @exclusivity(unchecked) private var writing = UVWriteBuffer()
-    @exclusivity(unchecked) private var isFlushScheduled = false
+    private var isFlushScheduled = false
     /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
     private var lastDirectWriteTurn: UInt64?
     private let flushQueue: FlushQueue
@@ -97,7 +97,7 @@ final class Connection: RPCPeer {
     private var heldStart = 0
     /// Bytes handed to the socket or to libuv so far: less what libuv still
     /// queues, it tells a slow reader from a stuck one.
-    @exclusivity(unchecked) private var bytesHanded = 0
+    private var bytesHanded = 0
     private var timer: UVTimer?
 
     init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
