@@ -9,6 +9,10 @@ struct RoundTripResult {
     private(set) var latencies: [UInt64] = []
     /// Time counted, from the end of each warm-up until its last client stopped.
     private(set) var seconds = 0.0
+    /// The server's CPU time over its rounds, warm-ups included, when it
+    /// was watched (``measurePairsInTurn(_:clients:rounds:warmUp:duration:servers:)``),
+    /// and the wall time of those rounds.
+    var serverCPU = (user: 0.0, kernel: 0.0, wall: 0.0)
 
     init(clients: Int, latencies: [UInt64] = [], seconds: Double = 0) {
         self.clients = clients
@@ -20,6 +24,18 @@ struct RoundTripResult {
     mutating func add(_ round: RoundTripResult) {
         latencies += round.latencies
         seconds += round.seconds
+        serverCPU.user += round.serverCPU.user
+        serverCPU.kernel += round.serverCPU.kernel
+        serverCPU.wall += round.serverCPU.wall
+    }
+
+    /// The server's user and kernel CPU time per pair, in microseconds: its
+    /// share of each wall-clock second over the pairs made in one. Warm-ups
+    /// count on both sides of that fraction alike, so they cancel out.
+    var serverMicrosecondsPerPair: (user: Double, kernel: Double)? {
+        guard serverCPU.wall > 0, pairsPerSecond > 0 else { return nil }
+        let perPair = 1_000_000 / pairsPerSecond / serverCPU.wall
+        return (serverCPU.user * perPair, serverCPU.kernel * perPair)
     }
 
     var pairs: Int { latencies.count }
@@ -65,20 +81,36 @@ func measureRoundTripsInTurn(
 
 /// The same, with every client of a round driven by the one-thread epoll
 /// load generator (``measurePairs(_:clients:warmUp:duration:)``); each
-/// round connects afresh and tags its keys with the round's number.
+/// round connects afresh and tags its keys with the round's number. With
+/// `servers` (one per script), each server's CPU time over its rounds is
+/// kept too (``RoundTripResult/serverCPU``).
 func measurePairsInTurn(
     _ scripts: [PairScript],
     clients: Int,
     rounds: Int = 8,
     warmUp: Duration = .milliseconds(150),
-    duration: Duration
+    duration: Duration,
+    servers: [ServerProcess]? = nil
 ) throws -> [RoundTripResult] {
     try inTurn(scripts.count, clients: clients, rounds: rounds) { index, round in
         let script = scripts[index]
         let tagged = PairScript(path: script.path, tag: "\(script.tag)r\(round).", request: script.request,
                                 accepts: script.accepts)
-        return try measurePairs(tagged, clients: clients, warmUp: warmUp, duration: duration / rounds)
+        let server = servers?[index]
+        let (cpuBefore, wallBefore) = (server?.cpuSeconds(), ContinuousClock.now)
+        var result = try measurePairs(tagged, clients: clients, warmUp: warmUp, duration: duration / rounds)
+        if let server, let cpuBefore {
+            let cpuAfter = server.cpuSeconds()
+            result.serverCPU = (cpuAfter.user - cpuBefore.user, cpuAfter.kernel - cpuBefore.kernel,
+                                seconds(ContinuousClock.now - wallBefore))
+        }
+        return result
     }
+}
+
+private func seconds(_ duration: Duration) -> Double {
+    let (whole, attoseconds) = duration.components
+    return Double(whole) + Double(attoseconds) / 1e18
 }
 
 /// Runs `measure(subject, round)` for `rounds` rounds of each of `count`

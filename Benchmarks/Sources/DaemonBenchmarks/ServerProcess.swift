@@ -49,6 +49,19 @@ final class ServerProcess {
         return 0
     }
 
+    /// CPU time used so far, in user mode and in the kernel, in seconds
+    /// (/proc/<pid>/stat, fields 14 and 15, in clock ticks): every thread's.
+    func cpuSeconds() -> (user: Double, kernel: Double) {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let nameEnd = stat.lastIndex(of: ")")
+        else { return (0, 0) }
+        // After the name (which may hold spaces): field 3 (state) onwards.
+        let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let kernel = Double(fields[12]) else { return (0, 0) }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (user / ticks, kernel / ticks)
+    }
+
     /// SIGTERM, then SIGKILL if it has not exited within five seconds.
     func stop() {
         guard process.isRunning else { return }

@@ -155,7 +155,7 @@ func run() throws {
             results = try measurePairsInTurn([
                 .redis(path: pinnedRedis.socketPath, tag: "pinned."),
                 .promised(path: pinnedPromised.socketPath, tag: "pinned."),
-            ], clients: clients, duration: .seconds(seconds))
+            ], clients: clients, duration: .seconds(seconds), servers: [pinnedRedis, pinnedPromised])
         }
         let prefix = "daemon.pinned.c\(clients)"
         for (subject, result) in zip(subjects, results) {
@@ -164,6 +164,14 @@ func run() throws {
                  anchor: anchor("pairsPerSecond"), extra: ["clients": clients, "pairs": result.pairs])
             emit("\(prefix).\(subject).p99", result.percentiles.p99, "µs", better: "lower",
                  anchor: anchor("p99"), extra: ["clients": clients])
+            // Where each server's time goes, per pair: its own code, and the
+            // kernel's work on its behalf (system calls, wake-ups).
+            if let cpu = result.serverMicrosecondsPerPair {
+                emit("\(prefix).\(subject).userMicrosecondsPerPair", cpu.user, "µs", better: "lower",
+                     anchor: anchor("userMicrosecondsPerPair"))
+                emit("\(prefix).\(subject).kernelMicrosecondsPerPair", cpu.kernel, "µs", better: "lower",
+                     anchor: anchor("kernelMicrosecondsPerPair"))
+            }
         }
     }
 
