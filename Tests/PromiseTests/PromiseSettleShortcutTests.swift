@@ -54,39 +54,32 @@ struct PromiseSettleShortcutTests {
 
     @Test("a handler registered from inside the only .inline handler of a promise being fulfilled runs after that handler returns")
     func reentrantRegistrationBehindSingleHandler() {
-        // Arrange.
-        let order = Recorder<String>()
         let promise = Promise<Int>()
+        #expect(orderOfReentrantRegistration(on: promise) { promise.fulfill(1) }
+                == ["first begins", "first ends", "registered by first"])
+    }
+
+    @Test("a handler registered from inside the only .inline handler of a link settled by its parent's handler runs after that handler returns")
+    func reentrantRegistrationBehindSingleHandlerOfLink() {
+        // `link` is settled inside `root`'s handler run.
+        let root = Promise<Int>()
+        let link = root.then(on: .inline) { $0 + 1 }
+        #expect(orderOfReentrantRegistration(on: link) { root.fulfill(1) }
+                == ["first begins", "first ends", "registered by first"])
+    }
+
+    /// Gives `promise` one `.inline` handler that registers another, runs
+    /// `settle`, and returns what ran in order: the late handler must run
+    /// before `settle` returns, but not nested inside the first.
+    private func orderOfReentrantRegistration(on promise: Promise<Int>, settle: () -> Void) -> [String] {
+        let order = Recorder<String>()
         promise.then(on: .inline) { _ in
             order.append("first begins")
             promise.then(on: .inline) { _ in order.append("registered by first") }
             order.append("first ends")
         }
-
-        // Act.
-        promise.fulfill(1)
-
-        // Assert: the late one ran before fulfill returned, not nested inside the first.
-        #expect(order.values == ["first begins", "first ends", "registered by first"])
-    }
-
-    @Test("a handler registered from inside the only .inline handler of a link settled by its parent's handler runs after that handler returns")
-    func reentrantRegistrationBehindSingleHandlerOfLink() {
-        // Arrange: `link` is settled inside `root`'s handler run.
-        let order = Recorder<String>()
-        let root = Promise<Int>()
-        let link = root.then(on: .inline) { $0 + 1 }
-        link.then(on: .inline) { _ in
-            order.append("first begins")
-            link.then(on: .inline) { _ in order.append("registered by first") }
-            order.append("first ends")
-        }
-
-        // Act.
-        root.fulfill(1)
-
-        // Assert.
-        #expect(order.values == ["first begins", "first ends", "registered by first"])
+        settle()
+        return order.values
     }
 
     @Test("a cancel reaching a link with one .inline handler cancels its child without running the handler, also a recover")

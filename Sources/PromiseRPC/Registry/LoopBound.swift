@@ -1,5 +1,3 @@
-import Promise
-
 /// Carries a loop-thread object into a `@Sendable` core handler.
 ///
 /// The registry and its entries live on the daemon's loop thread and are not
