@@ -24,7 +24,7 @@ struct RegistrySettlementRelayTests {
     }
 
     @Test("a settlement heard while progress still waits in the executor waits behind it: subscribers hear progress, then settled")
-    func settlementWaitsBehindEarlierProgress() {
+    func settlementWaitsBehindEarlierProgress() throws {
         let loop = RPCManualExecutor()
         let harness = RPCHarness(executor: loop)
         let subscriber = harness.connect()
@@ -33,7 +33,8 @@ struct RegistrySettlementRelayTests {
         harness.call("subscribe", ["ids": ["a"]], from: subscriber)
         subscriber.takeMessages()
         // Progress from outside any answer (as a running command's is): it goes through the executor.
-        harness.registry.entries["a"]?.promise.reportProgress(0.5)
+        let entry = try #require(harness.registry.entries["a"])
+        harness.registry.promise(of: entry).reportProgress(0.5)
         #expect(!loop.isEmpty)
         harness.call("resolve", ["id": "a", "value": 1], from: settler)
         #expect(subscriber.takeMessages().isEmpty)

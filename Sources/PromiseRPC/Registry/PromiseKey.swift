@@ -49,46 +49,6 @@ public struct PromiseKey: Hashable, Sendable {
     }
 }
 
-/// Values by promise id, the ids compared as ``PromiseKey``s; otherwise a
-/// dictionary keyed by the id's text, so the registry's maps read as before.
-///
-/// ```swift
-/// var waiters = PromiseMap<[Waiter]>()
-/// waiters["build", default: []].append(waiter)
-/// waiters["build"]?.count   // 1
-/// ```
-struct PromiseMap<Value> {
-    private var storage: [PromiseKey: Value] = [:]
-
-    init() {}
-
-    var count: Int { storage.count }
-    var isEmpty: Bool { storage.isEmpty }
-    var values: Dictionary<PromiseKey, Value>.Values { storage.values }
-
-    subscript(id: String) -> Value? {
-        get { storage[PromiseKey(id)] }
-        _modify { yield &storage[PromiseKey(id)] }
-    }
-
-    subscript(id: String, default defaultValue: @autoclosure () -> Value) -> Value {
-        get { storage[PromiseKey(id)] ?? defaultValue() }
-        _modify { yield &storage[PromiseKey(id), default: defaultValue()] }
-    }
-
-    @discardableResult
-    mutating func removeValue(forKey id: String) -> Value? {
-        storage.removeValue(forKey: PromiseKey(id))
-    }
-
-    /// Sets the value for `id`, returning the one it replaced: the same one
-    /// hash and probe as assigning through the subscript.
-    @discardableResult
-    mutating func updateValue(_ value: Value, forKey id: String) -> Value? {
-        storage.updateValue(value, forKey: PromiseKey(id))
-    }
-}
-
 /// Promise ids, compared as ``PromiseKey``s, in no particular order.
 ///
 /// ```swift

@@ -58,7 +58,7 @@ extension Registry {
             matched.append(entry)
         }
         for entry in matched where entry.isPending {
-            entry.promise.cancel()
+            promise(of: entry).cancel()
         }
         let cancelled = matched.count(where: { (entry: RemotePromise) -> Bool in
             if case .failure(let error)? = entry.result { return error is CancellationError }

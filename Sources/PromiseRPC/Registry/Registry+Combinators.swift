@@ -53,7 +53,7 @@ extension Registry {
     func combined(
         _ method: String, policy: String?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
     ) -> Promise<JSONValue> {
-        let promises = inputs.map(\.promise)
+        let promises = inputs.map(promise(of:))
         let limits = limits
         let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
             try Self.capped(.array(values), limits, origin: id)

@@ -58,7 +58,7 @@ extension Registry {
         leaseGraceTimer = nil
         let rejection = restartedLeaseExpired()
         let unclaimed = order.filter { entries[$0.id] === $0 && $0.isPending && $0.lease && $0.leaseHolder == nil }
-        for entry in unclaimed where entry.promise.reject(rejection) {
+        for entry in unclaimed where settle(entry, .failure(rejection)) {
             logger.info("Lease expired", metadata: ["promise.id": "\(entry.id)", "reason": "not taken back after the restart"])
         }
     }

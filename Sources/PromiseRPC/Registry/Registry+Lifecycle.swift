@@ -17,7 +17,7 @@ extension Registry {
         let (id, existing) = try claim(requested, ifExists: ifExists)
         if let existing { return existing }
         try reserve()
-        let entry = register(Promise<JSONValue>(), id: id, kind: .created, name: name)
+        let entry = register(nil, id: id, kind: .created, name: name)
         if let timeout {
             entry.timeoutMilliseconds = timeout
             let (deadline, overflow) = entry.created.addingReportingOverflow(Int64(clamping: timeout))
@@ -35,7 +35,7 @@ extension Registry {
     /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
     func resolve(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
-        guard entry.promise.fulfill(params["value"] ?? .null) else { throw alreadySettled(entry) }
+        guard settle(entry, .success(params["value"] ?? .null)) else { throw alreadySettled(entry) }
         return entry
     }
 
@@ -48,7 +48,7 @@ extension Registry {
             rejection = try RemoteRejection(json: reason)
         }
         rejection.origin = entry.id
-        guard entry.promise.reject(rejection) else { throw alreadySettled(entry) }
+        guard settle(entry, .failure(rejection)) else { throw alreadySettled(entry) }
         return entry
     }
 
@@ -57,7 +57,7 @@ extension Registry {
     /// answers -32002, and its pending descendants are cancelled.
     func cancel(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
-        guard entry.promise.cancel() else {
+        guard promise(of: entry).cancel() else {
             // Settled: it keeps its state, and its pending descendants are
             // cancelled all the same (RXPromise's rule, the pinned `cancel`):
             // cancelling the fulfilled root of a pipeline stops what runs under it.
@@ -79,7 +79,7 @@ extension Registry {
                 // A forgotten child's id may name an unrelated promise by now.
                 guard let child = entries[childID], child.parentID == parent.id else { continue }
                 if child.isPending {
-                    child.promise.cancel()
+                    promise(of: child).cancel()
                 } else {
                     settled.append(child)
                 }
@@ -99,7 +99,7 @@ extension Registry {
         // The core keeps the highest fraction reported; storing a lower one
         // would let the record go back at the next restart.
         entry.reportedProgress = max(entry.reportedProgress ?? 0, fraction)
-        entry.promise.reportProgress(fraction)
+        promise(of: entry).reportProgress(fraction)
         journal?.touch(entry.id)
         return entry
     }
@@ -108,10 +108,10 @@ extension Registry {
     /// with the reason its record shows (code -32005, "timed out after N ms"),
     /// made here so that it names `entry` as its origin wherever it is passed on.
     func armTimeout(_ entry: RemotePromise, afterMilliseconds milliseconds: UInt64) {
-        let promise = entry.promise
+        let core = promise(of: entry)
         let rejection = entry.reason(for: PromiseError.timedOut).at(entry.id)
         entry.timeoutTimer = services.schedule(afterMilliseconds: milliseconds) {
-            promise.reject(rejection)
+            core.reject(rejection)
         }
     }
 

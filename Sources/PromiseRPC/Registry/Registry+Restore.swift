@@ -59,7 +59,7 @@ extension Registry {
         if retainMilliseconds != nil { queueSettledForRetention() }
         armLeaseGrace()
         // Once every promise is back, so that what these settle finds its children in place.
-        for (entry, rejection) in rejections where entry.promise.reject(rejection.at(entry.id)) {
+        for (entry, rejection) in rejections where settle(entry, .failure(rejection.at(entry.id))) {
             summary.rejected += 1
             logger.info("Rejected at start-up", metadata: ["promise.id": "\(entry.id)", "reason": "\(rejection.message)"])
         }
@@ -151,7 +151,7 @@ extension Registry {
         fill(entry, from: stored)
         if let progress = stored.progress {
             entry.reportedProgress = progress
-            entry.promise.reportProgress(progress)
+            promise(of: entry).reportProgress(progress)
         }
         if rejection == nil, let deadline = stored.deadline {
             let (remaining, overflow) = deadline.subtractingReportingOverflow(now)

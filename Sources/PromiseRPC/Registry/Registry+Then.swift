@@ -50,7 +50,7 @@ extension Registry {
     ) -> RemotePromise {
         guard let spec else {
             // Pure and loop-free, so `.inline`: the child is settled as soon as its parent is.
-            let child = parent.promise.then(on: .inline) { value in value }
+            let child = promise(of: parent).then(on: .inline) { value in value }
             return register(child, id: id, kind: .then(on: on, exec: false), parentID: parent.id, restoring: stored)
         }
         let job = ExecJob(spec: spec)
@@ -91,12 +91,12 @@ extension Registry {
         let reason: @Sendable (any Error) -> JSONValue = { error in boxedParent.value.reason(for: error).json }
         switch on {
         case "rejected":
-            return parent.promise.recover(on: executor) { error throws -> Promise<JSONValue> in
+            return promise(of: parent).recover(on: executor) { error throws -> Promise<JSONValue> in
                 if error is CancellationError { throw error }
                 return run(reason(error), "rejected")
             }
         case "settled":
-            let outcome = parent.promise
+            let outcome = promise(of: parent)
                 .then(on: .inline) { value in ParentOutcome(state: "fulfilled", input: value) }
                 .recover(on: executor) { error throws -> ParentOutcome in
                     if error is CancellationError { throw error }
@@ -104,7 +104,7 @@ extension Registry {
                 }
             return outcome.then(on: executor) { outcome -> Promise<JSONValue> in run(outcome.input, outcome.state) }
         default:
-            return parent.promise.then(on: executor) { value -> Promise<JSONValue> in run(value, "fulfilled") }
+            return promise(of: parent).then(on: executor) { value -> Promise<JSONValue> in run(value, "fulfilled") }
         }
     }
 

@@ -4,7 +4,10 @@ import Promise
 
 /// The daemon's promises, by id: what the protocol's methods act on.
 ///
-/// A remote promise *is* a core `Promise<JSONValue>`: `then` children are
+/// A remote promise *is* a core `Promise<JSONValue>` (one made by `create`
+/// gets its core promise when something first needs it, see
+/// ``promise(of:)``; until then resolving or rejecting it is a field set, and
+/// the registry told as the core promise's observer would tell it): `then` children are
 /// core `then` children, `all`/`any`/`race`/`allSettled` are the core's
 /// combinators, cancellation is the core's `cancel()` with its propagation
 /// rules, and subscriptions, `wait` answers, timeouts and leases hang off core
@@ -178,7 +181,7 @@ public final class Registry {
             let rejection = RemoteRejection(
                 message: "lease expired: the connection that created it closed",
                 data: ["connection": .int(Int(clamping: connectionID))], origin: id)
-            if entry.promise.reject(rejection) {
+            if settle(entry, .failure(rejection)) {
                 logger.info("Lease expired", metadata: ["promise.id": "\(id)", "connection.id": "\(connectionID)"])
             }
         }
@@ -275,12 +278,13 @@ public final class Registry {
         }
     }
 
-    /// Adds `promise` under `id` and hangs the registry's observers on it.
-    /// `restoring` is the stored promise it is rebuilt from at start-up:
+    /// Adds `promise` under `id` and hangs the registry's observers on it;
+    /// with no promise (`create`), the entry has none until it needs one
+    /// (``promise(of:)``). `restoring` is the stored promise it is rebuilt from at start-up:
     /// it keeps its sequence, timestamps and settlement, and is not written again.
     @discardableResult
     func register(
-        _ promise: Promise<JSONValue>, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
+        _ promise: Promise<JSONValue>?, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
         inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         // Read once: each `stored?.member`, `if let stored` and `stored == nil`
@@ -317,6 +321,17 @@ public final class Registry {
             return entry
         }
         countDependencies(of: entry, by: 1)
+        if let promise { observeSettlement(of: entry, promise) }
+        if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
+        if !isRestored {
+            journal?.touch(id)
+            logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
+        }
+        return entry
+    }
+
+    /// Hangs the registry's settlement observer on `promise`, `entry`'s core promise.
+    private func observeSettlement(of entry: RemotePromise, _ promise: Promise<JSONValue>) {
         let relay = settlementRelay
         let boxed = LoopBound(entry)
         // An observer, not a child: it leaves the core's cancellation rules as they are.
@@ -326,16 +341,37 @@ public final class Registry {
         // that answer back. The registry's own work waits for the relay (given an
         // executor, `onSettled` ran unspecialised, looking up `Result`'s metadata on every settle).
         promise.onSettled(on: .inline) { result in
-            boxed.value.settledWith(result)
-            relay.journal?.touch(id)
-            relay.relay(.settled(boxed.value))
+            relay.settled(boxed.value, result)
         }
-        if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
-        if !isRestored {
-            journal?.touch(id)
-            logger.debug("Promise created", metadata: ["promise.id": "\(id)", "promise.kind": "\(kind.name)"])
+    }
+
+    /// `entry`'s core promise, to chain, cancel or observe. A pending
+    /// promise made by `create` is given one now, observed as any other;
+    /// a settled one without a core promise answers with a settled
+    /// promise in its place.
+    func promise(of entry: RemotePromise) -> Promise<JSONValue> {
+        if let core = entry.corePromise { return core }
+        if let settled = entry.settledPromise { return settled }
+        let core = Promise<JSONValue>()
+        entry.adoptCore(core)
+        observeSettlement(of: entry, core)
+        return core
+    }
+
+    /// Fulfills or rejects `entry` with `result`: through its core promise
+    /// when it has one, else at once, telling the registry as the core
+    /// promise's observer would have. False when it was settled already.
+    @discardableResult
+    func settle(_ entry: RemotePromise, _ result: Result<JSONValue, any Error>) -> Bool {
+        if let core = entry.corePromise {
+            switch result {
+            case .success(let value): return core.fulfill(value)
+            case .failure(let error): return core.reject(error)
+            }
         }
-        return entry
+        guard entry.settleWithoutCore(result) else { return false }
+        settlementRelay.settled(entry, result)
+        return true
     }
 
     /// Adds `change` to the ``RemotePromise/dependents`` of what the
@@ -494,7 +530,7 @@ public final class Registry {
         // subscribers hear `settled`. What was reported while pending is
         // relayed as settlements are, so it is told before `settled`.
         let current = entry.progress
-        entry.promise.onProgress(on: .inline) { fraction in
+        promise(of: entry).onProgress(on: .inline) { fraction in
             guard fraction > current, boxed.value.isPending else { return }
             relay.relay(.progressed(boxed.value, fraction))
         }

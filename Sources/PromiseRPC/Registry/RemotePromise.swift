@@ -45,6 +45,13 @@ final class RemotePromise {
     /// is kept: a settled promise is read far more often than chained, and
     /// the core promise is most of what it costs in memory.
     ///
+    /// A promise made by `create` has none until something needs one (a
+    /// `then` child, a combinator, `cancel`, progress, a timeout: see
+    /// `Registry.promise(of:)`): most are only resolved or rejected, which
+    /// ``settleWithoutCore(_:)`` does with no promise to make, observe,
+    /// settle and compact, about 2,500 instructions of a create+resolve
+    /// pair (`scripts/count-instructions.sh daemon`).
+    ///
     /// This and the other fields every request reads or sets are
     /// `@exclusivity(unchecked)`, as the registry's maps are: loop thread
     /// only, and no access spans a call that could reach it again; the
@@ -93,7 +100,7 @@ final class RemotePromise {
     /// and each record read it, a runtime check each time.
     @exclusivity(unchecked) var details: Details?
 
-    init(id: String, promise: Promise<JSONValue>, kind: Kind, sequence: Int, parentID: String?,
+    init(id: String, promise: Promise<JSONValue>?, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
         self.id = id
         core = promise
@@ -105,15 +112,37 @@ final class RemotePromise {
         if let name { self.name = name }
     }
 
-    /// The promise to act on: the core promise, or once compacted an
-    /// equivalent settled one (settling it again fails; chaining it works).
-    var promise: Promise<JSONValue> {
-        if let core { return core }
+    /// The core promise, while it has one.
+    var corePromise: Promise<JSONValue>? { core }
+
+    /// A promise to act on in its place once it is settled and has no core
+    /// promise (compacted, or settled without one): settling it again
+    /// fails, chaining it works.
+    var settledPromise: Promise<JSONValue>? {
         switch outcome {
-        case .success(let value)?: return Promise(value: value)
-        case .failure(let error)?: return Promise(error: error)
-        case nil: preconditionFailure("a compacted promise keeps its outcome")
+        case .success(let value)?: Promise(value: value)
+        case .failure(let error)?: Promise(error: error)
+        case nil: nil
         }
+    }
+
+    /// Gives a pending promise that has no core promise `promise` as its
+    /// core (see `Registry.promise(of:)`).
+    func adoptCore(_ promise: Promise<JSONValue>) {
+        precondition(core == nil && outcome == nil, "only a pending promise without a core promise adopts one")
+        core = promise
+    }
+
+    /// Settles a promise that has no core promise with `result`, as the
+    /// core's `fulfill` and `reject` would have: false when it was settled
+    /// already. A rejected one keeps the progress it had, which without a
+    /// core promise was never reported: 0.
+    func settleWithoutCore(_ result: Result<JSONValue, any Error>) -> Bool {
+        precondition(core == nil, "a promise with a core promise settles through it")
+        guard outcome == nil else { return false }
+        outcome = result
+        if case .failure = result { finalProgress = 0 }
+        return true
     }
 
     /// Its outcome, once settled.
@@ -150,8 +179,12 @@ final class RemotePromise {
         dependents = UInt32(clamping: updated)
     }
 
-    /// From 0 to 1.
-    var progress: Double { core?.progress ?? finalProgress }
+    /// From 0 to 1: 0 while pending without a core promise (reporting
+    /// progress gives it one).
+    var progress: Double {
+        if let core { return core.progress }
+        return outcome == nil ? 0 : finalProgress
+    }
 
     /// Keeps only the outcome of a settled promise and lets go of the core
     /// promise (its pending children, if any, still hold it).

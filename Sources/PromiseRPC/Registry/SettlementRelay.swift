@@ -73,6 +73,15 @@ final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as 
         answering -= 1
     }
 
+    /// `entry` settled with `result`, as its core promise's observer, or
+    /// the registry settling a promise without one, hears it: the outcome
+    /// is kept, marked for the store, and relayed.
+    func settled(_ entry: RemotePromise, _ result: Result<JSONValue, any Error>) {
+        entry.settledWith(result)
+        journal?.touch(entry.id)
+        relay(.settled(entry))
+    }
+
     /// Passes `news` on to the registry: after the answer, or through the executor.
     func relay(_ news: News) {
         if answering > 0 && inExecutor == 0 {

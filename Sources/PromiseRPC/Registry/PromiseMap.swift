@@ -1,0 +1,185 @@
+/// Values by promise id, the ids compared by their UTF-8 bytes (as
+/// ``PromiseKey``s are: two spellings of one text are two ids).
+///
+/// A hash table of its own rather than a `Dictionary<PromiseKey, Value>`,
+/// which the registry's maps were: every request looks an id up, and the
+/// dictionary's look-up was the largest single cost of a create+resolve
+/// pair, about 3,500 of 21,900 instructions
+/// (`scripts/count-instructions.sh daemon`). It hashed with SipHash
+/// (see ``IDHash``), kept no hashes, so that it compared the id's bytes
+/// with every key its probe passed (2.5 times per look-up) and hashed every
+/// key again whenever it grew. This one keeps each key's hash beside it:
+/// a probe compares bytes only when the hashes are equal, and growing moves
+/// slots without hashing. Open addressing with linear probing, at most
+/// three quarters full; a removal shifts the slots after it back, so that
+/// no tombstone is left to lengthen later probes.
+///
+/// ```swift
+/// var waiters = PromiseMap<[Waiter]>()
+/// waiters["build", default: []].append(waiter)
+/// waiters["build"]?.count   // 1
+/// ```
+struct PromiseMap<Value> {
+    private struct Slot {
+        /// ``IDHash`` of `key`; 0 marks an empty slot.
+        var hash: UInt64
+        var key: String
+        var value: Value?
+
+        static var empty: Slot { Slot(hash: 0, key: "", value: nil) }
+    }
+
+    /// A power of two in length, or empty before the first insertion.
+    private var slots: [Slot] = []
+    private(set) var count = 0
+
+    init() {}
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The values, in no particular order.
+    var values: [Value] { slots.compactMap(\.value) }
+
+    subscript(id: String) -> Value? {
+        get {
+            guard count > 0 else { return nil }
+            let (index, found) = probe(id, IDHash.hash(id))
+            return found ? slots[index].value : nil
+        }
+        _modify {
+            let (hash, index, found) = locate(id)
+            // Moved out and back, not modified in place through the array:
+            // a value that is itself a collection stays uniquely referenced.
+            var value = found ? slots[index].value.take() : nil
+            defer {
+                if found {
+                    if value != nil { slots[index].value = value.take() } else { remove(at: index) }
+                } else if let added = value.take() {
+                    insert(Slot(hash: hash, key: id, value: added), probed: index)
+                }
+            }
+            yield &value
+        }
+    }
+
+    subscript(id: String, default defaultValue: @autoclosure () -> Value) -> Value {
+        get { self[id] ?? defaultValue() }
+        _modify {
+            let (hash, index, found) = locate(id)
+            // Optional, so that the value can be moved back out of it after
+            // the yield: `consume` of the yielded variable in the `defer`
+            // released it twice (Swift 6.3, -Onone).
+            var value = found ? slots[index].value.take() : defaultValue()
+            defer {
+                if found {
+                    slots[index].value = value.take()
+                } else {
+                    insert(Slot(hash: hash, key: id, value: value.take()), probed: index)
+                }
+            }
+            yield &value!
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey id: String) -> Value? {
+        guard count > 0 else { return nil }
+        let (index, found) = probe(id, IDHash.hash(id))
+        guard found else { return nil }
+        let value = slots[index].value.take()
+        remove(at: index)
+        return value
+    }
+
+    /// Sets the value for `id`, returning the one it replaced: one hash and
+    /// one probe, as assigning through the subscript.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey id: String) -> Value? {
+        let (hash, index, found) = locate(id)
+        if found {
+            let replaced = slots[index].value.take()
+            slots[index].value = value
+            return replaced
+        }
+        insert(Slot(hash: hash, key: id, value: value), probed: index)
+        return nil
+    }
+
+    // MARK: The table
+
+    /// `id`'s hash and where its probe ends: its slot when `found`, else
+    /// the empty slot where it would go (0 in a table with no slots yet).
+    private func locate(_ id: String) -> (hash: UInt64, index: Int, found: Bool) {
+        let hash = IDHash.hash(id)
+        guard !slots.isEmpty else { return (hash, 0, false) }
+        let (index, found) = probe(id, hash)
+        return (hash, index, found)
+    }
+
+    /// The slot holding `id`, or the empty slot where a probe for it ends.
+    /// The table must have slots.
+    private func probe(_ id: String, _ hash: UInt64) -> (index: Int, found: Bool) {
+        slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var index = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let slotHash = slots[index].hash
+                if slotHash == 0 { return (index, false) }
+                if slotHash == hash && PromiseKey(slots[index].key) == PromiseKey(id) { return (index, true) }
+                index = (index + 1) & mask
+            }
+        }
+    }
+
+    /// Puts `slot` in the empty slot `index` its probe ended on, unless the
+    /// table must grow first (then wherever its probe ends in the new one).
+    private mutating func insert(_ slot: consuming Slot, probed index: Int) {
+        if (count + 1) * 4 > slots.count * 3 {
+            grow()
+            slots[emptySlot(for: slot.hash)] = slot
+        } else {
+            assert(slots[index].hash == 0, "an insertion goes where the probe found no key")
+            slots[index] = slot
+        }
+        count += 1
+    }
+
+    /// The first empty slot from `hash`'s own: where a key known to be absent goes.
+    private func emptySlot(for hash: UInt64) -> Int {
+        let mask = slots.count - 1
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while slots[index].hash != 0 { index = (index + 1) & mask }
+        return index
+    }
+
+    /// Doubles the table, moving every slot by its kept hash.
+    private mutating func grow() {
+        var old = Array(repeating: Slot.empty, count: max(16, slots.count * 2))
+        swap(&old, &slots)
+        // Swapped in, not copied: a copy retained each key and value, and
+        // destroying the old table released them again.
+        for index in old.indices where old[index].hash != 0 {
+            swap(&old[index], &slots[emptySlot(for: old[index].hash)])
+        }
+    }
+
+    /// Empties slot `index`, then moves back each slot after it, up to the
+    /// next empty one, that may go there (its own slot is not between
+    /// them): every remaining key stays reachable from its own slot with no
+    /// empty slot in between.
+    private mutating func remove(at index: Int) {
+        let mask = slots.count - 1
+        var hole = index
+        var next = (index + 1) & mask
+        while slots[next].hash != 0 {
+            let own = Int(truncatingIfNeeded: slots[next].hash) & mask
+            if (next - own) & mask >= (next - hole) & mask {
+                slots.swapAt(hole, next)
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole] = .empty
+        count -= 1
+    }
+}

@@ -1,0 +1,78 @@
+@testable import PromiseRPC
+import Testing
+
+/// The registry's own hash table against a `Dictionary` doing the same.
+@Suite("PromiseMap")
+struct PromiseMapTests {
+    /// A reproducible generator (SplitMix64), so that a failing sequence can be replayed.
+    private struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var mixed = state
+            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+            return mixed ^ (mixed >> 31)
+        }
+    }
+
+    @Test("random inserts, updates, appends through default and removals leave it equal to a Dictionary", arguments: [1, 2, 3] as [UInt64])
+    func matchesDictionary(seed: UInt64) {
+        var generator = SeededGenerator(state: seed)
+        var map = PromiseMap<[Int]>()
+        // Keyed by bytes, as the map is: a `String` key would take "é" for "e\u{301}".
+        var model: [PromiseKey: [Int]] = [:]
+        // Few enough ids that they recur: a table that grows, shrinks by
+        // removal and reuses slots, with long probe runs at 3/4 full.
+        let ids = (0..<600).map { "id.\($0)" } + ["", "é", "e\u{301}", String(repeating: "long", count: 20)]
+        for step in 0..<20_000 {
+            let id = ids.randomElement(using: &generator)!
+            let key = PromiseKey(id)
+            switch generator.next() % 5 {
+            case 0: map[id] = [step]; model[key] = [step]
+            case 1: map[id, default: []].append(step); model[key, default: []].append(step)
+            case 2: #expect(map.removeValue(forKey: id) == model.removeValue(forKey: key))
+            case 3: #expect(map.updateValue([step], forKey: id) == model.updateValue([step], forKey: key))
+            default: map[id]?.append(step); model[key]?.append(step)
+            }
+            #expect(map.count == model.count)
+        }
+        for id in ids { #expect(map[id] == model[PromiseKey(id)], "id \(id)") }
+        #expect(map.values.sorted { $0.lexicographicallyPrecedes($1) } == model.values.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
+    @Test("setting nil through the subscript removes the id, and what probed past it is still found")
+    func removalKeepsLaterKeysReachable() {
+        var map = PromiseMap<Int>()
+        for number in 0..<1_000 { map["k\(number)"] = number }
+        for number in stride(from: 0, to: 1_000, by: 2) { map["k\(number)"] = nil }
+        #expect(map.count == 500)
+        for number in 0..<1_000 { #expect(map["k\(number)"] == (number.isMultiple(of: 2) ? nil : number)) }
+    }
+
+    @Test("a value moved out through the default subscript is not copied: appending keeps one buffer")
+    func defaultSubscriptModifiesInPlace() {
+        var map = PromiseMap<[Int]>()
+        map["a", default: []].reserveCapacity(64)
+        let before = map["a"]!.withUnsafeBufferPointer { $0.baseAddress }
+        for number in 0..<32 { map["a", default: []].append(number) }
+        #expect(map["a"]!.withUnsafeBufferPointer { $0.baseAddress } == before)
+        #expect(map["a"] == Array(0..<32))
+    }
+
+    @Test("the id hash depends on every byte and on the length, and is never 0")
+    func hashCoversEveryByte() {
+        let base = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+        for length in 0...base.count {
+            let bytes = Array(base.prefix(length))
+            let hash = bytes.withUnsafeBytes(IDHash.hash)
+            #expect(hash != 0)
+            for position in 0..<length {
+                var changed = bytes
+                changed[position] ^= 1
+                #expect(changed.withUnsafeBytes(IDHash.hash) != hash, "length \(length), byte \(position)")
+            }
+            #expect((bytes + [0]).withUnsafeBytes(IDHash.hash) != hash, "length \(length) against one more zero byte")
+        }
+    }
+}
