@@ -35,7 +35,10 @@ final class RemotePromise {
 
         /// One byte instead of a string: a million promises hold one each.
         var code: UInt8 {
-            UInt8(Self.all.firstIndex(of: self) ?? 0)
+            // Every `create` asks: answered without searching `all`, which
+            // compared kinds (their strings too) one by one.
+            if case .created = self { return 0 }
+            return UInt8(Self.all.firstIndex(of: self) ?? 0)
         }
     }
 
@@ -60,7 +63,7 @@ final class RemotePromise {
     @exclusivity(unchecked) private var core: Promise<JSONValue>?
     @exclusivity(unchecked) private var outcome: Result<JSONValue, any Error>?
     private let kindCode: UInt8
-    var kind: Kind { Kind.all[Int(kindCode)] }
+    var kind: Kind { kindCode == 0 ? .created : Kind.all[Int(kindCode)] }
     /// Pending promises that still need this one: its pending `then`
     /// children and the pending combinators it is an input of, once per
     /// use (an input named three times counts three). While any remain,
