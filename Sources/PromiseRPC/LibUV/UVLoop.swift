@@ -72,6 +72,13 @@ final class UVLoop {
     static func from(_ raw: UnsafeMutablePointer<uv_loop_t>) -> UVLoop {
         Unmanaged<UVLoop>.fromOpaque(raw.pointee.data!).takeUnretainedValue()
     }
+
+    /// Runs `body` with the loop behind `raw`, not retained: for libuv's
+    /// callbacks, which run inside ``run()``, while the loop is alive.
+    @inline(__always)
+    static func with(_ raw: UnsafeMutablePointer<uv_loop_t>, _ body: (UVLoop) -> Void) {
+        Unmanaged<UVLoop>.fromOpaque(raw.pointee.data!)._withUnsafeGuaranteedRef(body)
+    }
 }
 
 @available(*, unavailable)

@@ -120,15 +120,17 @@ final class UVPipe: UVHandle {
         guard !isReading, !isClosing, onRead != nil else { return }
         try uvCheck(uv_read_start(stream, { handle, _, buffer in
             guard let handle, let buffer else { return }
-            let loop = UVLoop.from(handle.pointee.loop)
-            buffer.pointee.base = loop.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self)
-            buffer.pointee.len = loop.readBuffer.count
+            UVLoop.with(handle.pointee.loop) { loop in
+                buffer.pointee.base = loop.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self)
+                buffer.pointee.len = loop.readBuffer.count
+            }
         }, { raw, count, buffer in
-            guard let pipe = UVHandle.object(UVPipe.self, from: UnsafeMutableRawPointer(raw)) else { return }
-            if count > 0, let base = buffer?.pointee.base {
-                pipe.onRead?(UnsafeRawBufferPointer(start: base, count: count))
-            } else if count < 0 {
-                pipe.readDidEnd(count == Int(UV_EOF.rawValue) ? nil : UVError(code: Int32(count), function: "uv_read"))
+            UVHandle.withObject(UVPipe.self, from: UnsafeMutableRawPointer(raw)) { pipe in
+                if count > 0, let base = buffer?.pointee.base {
+                    pipe.onRead?(UnsafeRawBufferPointer(start: base, count: count))
+                } else if count < 0 {
+                    pipe.readDidEnd(count == Int(UV_EOF.rawValue) ? nil : UVError(code: Int32(count), function: "uv_read"))
+                }
             }
         }), "uv_read_start")
         isReading = true
