@@ -103,10 +103,7 @@ struct RecordJSONTests {
 
     @Test("the records of a create and a resolve are the text they have always been")
     func createResolveText() throws {
-        let harness = RPCHarness()
-        let peer = harness.connect()
-        harness.call("create", ["id": "k1"], from: peer)
-        let entry = try #require(harness.registry.entries["k1"])
+        let (harness, peer, entry) = try created("k1")
         let pending = JSONTextBuffer.bytes { entry.writeRecord(now: 0, maxChildren: 1, to: &$0) }
         #expect(String(decoding: pending, as: UTF8.self) == #"{"children":[],"created":\#(entry.created),"id":"k1","kind":"created","name":null,"parent":null,"progress":0.0,"settled":null,"state":"pending"}"#)
         harness.call("resolve", ["id": "k1", "value": 1], from: peer)
@@ -117,10 +114,7 @@ struct RecordJSONTests {
 
     @Test("an answer carrying a record is the text of the JSON-RPC response holding the record value, whatever its id")
     func recordAnswerText() throws {
-        let harness = RPCHarness()
-        let peer = harness.connect()
-        harness.call("create", ["id": "a"], from: peer)
-        let entry = try #require(harness.registry.entries["a"])
+        let entry = try created("a").entry
         let ids: [JSONValue] = [1, 0, -3, 1_795_619_706_963, "text \"id\"", .null, 2.5]
         for id in ids {
             let line = OutgoingMessage.recordResult(id: id) {
@@ -129,6 +123,14 @@ struct RecordJSONTests {
             let expected = JSONRPCResponse.result(id, entry.record(now: 5, maxChildren: 1)).serializedLine()
             #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self), "id \(id)")
         }
+    }
+
+    /// A harness, a client, and the promise `id` it made with `create`.
+    private func created(_ id: String) throws -> (harness: RPCHarness, peer: RPCFakePeer, entry: RemotePromise) {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": .string(id)], from: peer)
+        return (harness, peer, try #require(harness.registry.entries[id]))
     }
 
     @Test("a settled notification, when it settles or at once on subscribing, is byte for byte the notification of the record value")
