@@ -65,6 +65,9 @@ struct RecordJSONTests {
         let settledPartial = Promise<JSONValue>()
         settledPartial.reportProgress(0.5)
         _ = settledPartial.reject(PromiseError.timedOut)
+        let progressed = Promise<JSONValue>()
+        progressed.reportProgress(0.5)
+        _ = progressed.fulfill(2)
         let cancelled = Promise<JSONValue>()
         cancelled.cancel()
         let unstamped = Promise<JSONValue>()
@@ -76,12 +79,14 @@ struct RecordJSONTests {
                           inputIDs: nil, name: nil, created: -5),
             RemotePromise(id: "settled partial", promise: settledPartial, kind: .created, sequence: 102,
                           parentID: "q", inputIDs: nil, name: nil, created: 0),
+            RemotePromise(id: "fulfilled after progress", promise: progressed, kind: .created, sequence: 105,
+                          parentID: nil, inputIDs: nil, name: nil, created: 7),
             RemotePromise(id: "cancelled here", promise: cancelled, kind: .created, sequence: 104, parentID: nil,
                           inputIDs: nil, name: nil, created: 99),
             RemotePromise(id: "unstamped", promise: unstamped, kind: .created, sequence: 103, parentID: nil,
                           inputIDs: nil, name: nil, created: 12),
         ]
-        #expect(entries.count == 11)
+        #expect(entries.count == 12)
         for entry in entries {
             // Rejected and cancelled by a request, a promise keeps its final
             // progress (0) in its details: only those made here are plain.
