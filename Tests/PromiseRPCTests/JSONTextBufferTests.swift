@@ -40,6 +40,28 @@ struct JSONTextBufferTests {
         #expect(String(decoding: text, as: UTF8.self) == String(value))
     }
 
+    @Test("integers of every number of digits, at both ends of each, and of both signs, are their decimal digits")
+    func integersOfEveryWidth() {
+        var values: [Int] = [Int.max, Int.min, Int.min + 1, Int.max - 1]
+        var power = 1
+        for digits in 1...19 {
+            // 10^(digits-1) and its neighbours, 10^digits - 1 (all nines), and some in between.
+            values += [power - 1, power, power + 1, power * 2 - 1, power * 5 + 3, (power - 1) * 9 + 8]
+            if digits < 19 { power *= 10 }
+        }
+        values += values.map { 0 &- $0 }
+        var random = SeededRandom(seed: 7)
+        values += (0..<2_000).map { _ in Int(bitPattern: UInt(random.next())) >> Int(random.next() % 64) }
+        for value in values {
+            let text = JSONTextBuffer.bytes { text in
+                text.append("[")
+                JSONValue.writeInt(value, to: &text)
+                text.append("]")
+            }
+            #expect(String(decoding: text, as: UTF8.self) == "[\(value)]")
+        }
+    }
+
     @Test("a text that grows several times, in the middle of keys, escapes and numbers, keeps every byte")
     func manyGrowths() throws {
         var members: [String: JSONValue] = [:]

@@ -1,3 +1,4 @@
+import Promise
 @testable import PromiseRPC
 import Testing
 
@@ -40,6 +41,101 @@ struct RecordJSONTests {
         }
         #expect(entries.first { $0.id == "late" }?.state == "rejected")
         #expect(entries.first { $0.id == "none" }?.state == "rejected")
+    }
+
+    @Test("a plain record (made with create, no details, no children) is written byte for byte as the member list writes it, in every state")
+    func plainRecordShapes() throws {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": "pending"], from: peer)
+        harness.call("create", ["id": "fulfilled"], from: peer)
+        harness.call("resolve", ["id": "fulfilled", "value": 1], from: peer)
+        harness.call("create", ["id": "object"], from: peer)
+        harness.call("resolve", ["id": "object", "value": ["k": [1, "two"], "a": nil]], from: peer)
+        harness.call("create", ["id": "rejected"], from: peer)
+        harness.call("reject", ["id": "rejected", "reason": ["message": "broke", "code": 7]], from: peer)
+        harness.call("create", ["id": "cancelled"], from: peer)
+        harness.call("cancel", ["id": "cancelled"], from: peer)
+        harness.call("create", ["id": "needs \"escape\"\\"], from: peer)
+        var entries = harness.registry.entries.values.sorted { $0.id < $1.id }
+        // Shapes no request makes, but which the plain writer takes: a parent
+        // without a `then`, a partial progress, a settlement not yet stamped.
+        let partial = Promise<JSONValue>()
+        partial.reportProgress(0.25)
+        let settledPartial = Promise<JSONValue>()
+        settledPartial.reportProgress(0.5)
+        _ = settledPartial.reject(PromiseError.timedOut)
+        let progressed = Promise<JSONValue>()
+        progressed.reportProgress(0.5)
+        _ = progressed.fulfill(2)
+        let cancelled = Promise<JSONValue>()
+        cancelled.cancel()
+        let unstamped = Promise<JSONValue>()
+        _ = unstamped.fulfill("late")
+        entries += [
+            RemotePromise(id: "with parent", promise: Promise(), kind: .created, sequence: 100, parentID: "p\"",
+                          inputIDs: nil, name: nil, created: 1_795_619_706_963),
+            RemotePromise(id: "partial", promise: partial, kind: .created, sequence: 101, parentID: nil,
+                          inputIDs: nil, name: nil, created: -5),
+            RemotePromise(id: "settled partial", promise: settledPartial, kind: .created, sequence: 102,
+                          parentID: "q", inputIDs: nil, name: nil, created: 0),
+            RemotePromise(id: "fulfilled after progress", promise: progressed, kind: .created, sequence: 105,
+                          parentID: nil, inputIDs: nil, name: nil, created: 7),
+            RemotePromise(id: "cancelled here", promise: cancelled, kind: .created, sequence: 104, parentID: nil,
+                          inputIDs: nil, name: nil, created: 99),
+            RemotePromise(id: "unstamped", promise: unstamped, kind: .created, sequence: 103, parentID: nil,
+                          inputIDs: nil, name: nil, created: 12),
+        ]
+        #expect(entries.count == 12)
+        for entry in entries {
+            // Rejected and cancelled by a request, a promise keeps its final
+            // progress (0) in its details: only those made here are plain.
+            let isPlain = entry.details == nil && entry.childIDs.isEmpty && entry.kind == .created
+            #expect(isPlain == !["rejected", "cancelled"].contains(entry.id), "\(entry.id) is plain or not")
+            let written = JSONTextBuffer.bytes { entry.writeRecord(now: 1_700_000_000_000, maxChildren: 1, to: &$0) }
+            let value = entry.record(now: 1_700_000_000_000, maxChildren: 1).serialized()
+            #expect(String(decoding: written, as: UTF8.self) == String(decoding: value, as: UTF8.self),
+                    "record of \(entry.id)")
+            // A value's text given from the cache is written as it stands.
+            if case .success(let result)? = entry.result {
+                let cached = JSONTextBuffer.bytes {
+                    entry.writeRecord(now: 1_700_000_000_000, maxChildren: 1, valueText: result.serialized(), to: &$0)
+                }
+                #expect(cached == value, "record of \(entry.id), with its value's text")
+            }
+        }
+    }
+
+    @Test("the records of a create and a resolve are the text they have always been")
+    func createResolveText() throws {
+        let (harness, peer, entry) = try created("k1")
+        let pending = JSONTextBuffer.bytes { entry.writeRecord(now: 0, maxChildren: 1, to: &$0) }
+        #expect(String(decoding: pending, as: UTF8.self) == #"{"children":[],"created":\#(entry.created),"id":"k1","kind":"created","name":null,"parent":null,"progress":0.0,"settled":null,"state":"pending"}"#)
+        harness.call("resolve", ["id": "k1", "value": 1], from: peer)
+        let settled = try #require(entry.settled)
+        let fulfilled = JSONTextBuffer.bytes { entry.writeRecord(now: 0, maxChildren: 1, to: &$0) }
+        #expect(String(decoding: fulfilled, as: UTF8.self) == #"{"children":[],"created":\#(entry.created),"id":"k1","kind":"created","name":null,"parent":null,"progress":1.0,"settled":\#(settled),"state":"fulfilled","value":1}"#)
+    }
+
+    @Test("an answer carrying a record is the text of the JSON-RPC response holding the record value, whatever its id")
+    func recordAnswerText() throws {
+        let entry = try created("a").entry
+        let ids: [JSONValue] = [1, 0, -3, 1_795_619_706_963, "text \"id\"", .null, 2.5]
+        for id in ids {
+            let line = OutgoingMessage.recordResult(id: id) {
+                entry.writeRecord(now: 5, maxChildren: 1, to: &$0)
+            }.serializedLine()
+            let expected = JSONRPCResponse.result(id, entry.record(now: 5, maxChildren: 1)).serializedLine()
+            #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self), "id \(id)")
+        }
+    }
+
+    /// A harness, a client, and the promise `id` it made with `create`.
+    private func created(_ id: String) throws -> (harness: RPCHarness, peer: RPCFakePeer, entry: RemotePromise) {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": .string(id)], from: peer)
+        return (harness, peer, try #require(harness.registry.entries[id]))
     }
 
     @Test("a settled notification, when it settles or at once on subscribing, is byte for byte the notification of the record value")

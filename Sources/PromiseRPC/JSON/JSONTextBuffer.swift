@@ -147,6 +147,18 @@ struct JSONTextBuffer: ~Copyable {
         self.count += count
     }
 
+    /// Appends at most `maxCount` bytes that `write` puts in place through a
+    /// pointer to room for `maxCount`, returning how many it wrote: for
+    /// text whose length is known only once written (digits stored a word
+    /// at a time).
+    @inline(__always)
+    mutating func append(upTo maxCount: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Int) {
+        if maxCount > capacity - count { grow(toHold: maxCount) }
+        let written = write((base + count).assumingMemoryBound(to: UInt8.self))
+        assert(written >= 0 && written <= maxCount, "wrote outside the room it was given")
+        count += written
+    }
+
     /// Makes room for `extra` more bytes, at least doubling, on the heap.
     private mutating func grow(toHold extra: Int) {
         let newCapacity = max(count + extra, capacity * 2)

@@ -26,13 +26,20 @@ enum OutgoingMessage {
     }
 
     /// Appends the JSON text of ``recordResult(id:_:)``'s answer, without its newline.
+    ///
+    /// Its members are known, so the text between them is appended as two
+    /// constant runs: member by member through a ``JSONObjectWriter`` and
+    /// its closure, it cost about 165 instructions more per answer
+    /// (callgrind). Its text is that of `JSONRPCResponse.result(_:_:)`
+    /// holding the record (`RecordJSONTests`).
+    @inline(__always)
     static func writeRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void,
                                   to text: inout JSONTextBuffer) {
-        JSONObjectWriter.append(to: &text) { object in
-            object.value("id", id)
-            object.literal("jsonrpc", #""2.0""#)
-            object.json("result", writeResult)
-        }
+        text.append(#"{"id":"#)
+        id.write(to: &text)
+        text.append(#","jsonrpc":"2.0","result":"#)
+        writeResult(&text)
+        text.append(UInt8(ascii: "}"))
     }
 
     /// The compact JSON text of the message and its newline, as a peer sends it.
