@@ -4,25 +4,12 @@ import Testing
 /// `RequestLine` compares the envelope's keys, `"2.0"` and small whole
 /// numbers with the bytes most clients send, 8 at a time, and reads
 /// anything else the general way. Every way of writing them must read as
-/// the general parser reads it (the oracle, as in `RequestLineTests`).
+/// the general parser reads it (see ``RequestLineOracle``).
 @Suite("Request lines: keys and numbers as most clients write them")
 struct RequestLineCompactTests {
-    private func oracle(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
-        Result { () throws(JSONParseError) -> RequestLine in
-            switch try JSONValue(parsing: line) {
-            case .array(let elements): .batch(elements.map(JSONRPCEnvelope.init))
-            case let value: .single(JSONRPCEnvelope(value))
-            }
-        }
-    }
-
-    private func read(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
-        Result { () throws(JSONParseError) -> RequestLine in try RequestLine(parsing: line) }
-    }
-
     @Test("each compact text is the load of its bytes", arguments: [
         (#""id":"#, CompactText.idKey), (#""method""#, CompactText.methodKey), (#""params""#, CompactText.paramsKey),
-        (#""jsonrpc"#, CompactText.jsonrpcKey), (#""2.0""#, CompactText.version),
+        (#""jsonrpc"#, CompactText.jsonrpcKey), (#""2.0""#, CompactText.version), (#""value":"#, CompactText.valueKey),
     ])
     func compactTexts(text: String, word: UInt64) {
         let padded = Array(text.utf8) + [UInt8](repeating: 0, count: 8 - text.utf8.count)
@@ -37,6 +24,13 @@ struct RequestLineCompactTests {
         #"{"ids":1,"jsonrpcs":"2.0","methods":"get","paramss":{},"jsonrpc":"2.0","method":"info"}"#,
         #"{"idx":1,"jsonrpc_":"2.0","method_":"get","params_":{},"jsonrpc":"2.0","method":"info"}"#,
         #"{"i":1,"jsonrp":"2.0","metho":"get","param":{},"jsonrpc":"2.0","method":"info"}"#,
+        // Param keys: "id" and "value" compact, spaced, escaped, near misses, repeated, at the line's end.
+        #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"value" :1,"id" :"a","valuex":2,"id":"b","value":3}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"value":1,"ids":"x","id":"a","values":4,"valu":5}}"#,
+        #"{"jsonrpc":"2.0","method":"get","params":{"id":"a","value":{"id":"b","value":[]}}}"#,
+        #"{"params":{"id":1},"jsonrpc":"2.0","method":"get"}"#,
+        #"{"jsonrpc":"2.0","method":"get","params":{"value":1}}"#,
+        #"{"jsonrpc":"2.0","method":"get","params":{"id":1}}"#,
         // "2.0" and versions like it.
         #"{"jsonrpc":"2.0 ","method":"info"}"#,
         #"{"jsonrpc":"2.00","method":"info"}"#,
@@ -58,30 +52,14 @@ struct RequestLineCompactTests {
 
     @Test("keys, versions and numbers written any way read as the general parser reads them")
     func agreesOnLines() {
-        for line in Self.lines {
-            let bytes = Array(line.utf8)
-            let read = read(bytes)
-            #expect(read == oracle(bytes), "\(line)")
-            #expect((try? read.get()) != nil, "\(line)")
-        }
+        RequestLineOracle.expectAgreement(on: Self.lines)
     }
 
     @Test("every prefix and every one-byte change of those lines fails or reads as the general parser says")
     func agreesOnDamagedLines() {
-        for line in Self.lines {
-            let bytes = Array(line.utf8)
-            for end in 0..<bytes.count {
-                let prefix = Array(bytes[..<end])
-                #expect(read(prefix) == oracle(prefix), "prefix \(end) of \(line)")
-            }
-            for index in bytes.indices {
-                for replacement: UInt8 in [0x00, 0x20, 0x22, 0x30, 0x2E, 0x3A, 0x45, 0x65, 0x2D, 0x7D, 0xFF] {
-                    var changed = bytes
-                    changed[index] = replacement
-                    #expect(read(changed) == oracle(changed), "byte \(index) of \(line) set to \(replacement)")
-                }
-            }
-        }
+        let checked = RequestLineOracle.expectAgreementWhenDamaged(
+            Self.lines, replacements: [0x00, 0x20, 0x22, 0x30, 0x2E, 0x3A, 0x45, 0x65, 0x2D, 0x7D, 0xFF])
+        #expect(checked > 10_000)
     }
 
     @Test("small whole numbers are ints, as the general parser makes them", arguments: [

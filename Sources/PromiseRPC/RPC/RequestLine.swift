@@ -190,8 +190,14 @@ extension JSONParser {
         var more = try beginObject()
         while more {
             let key: String
-            if let common = parseCommonString() { key = common } else { key = try parseString() }
-            try endKey()
+            if let compact = compactParamKey() {
+                key = compact.key
+                advance(by: compact.length)
+                skipWhitespace()
+            } else {
+                if let common = parseCommonString() { key = common } else { key = try parseString() }
+                try endKey()
+            }
             if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
                 var printableASCII = false
                 let text = try parseString(printableASCII: &printableASCII)
@@ -229,6 +235,19 @@ extension JSONParser {
             return (.jsonrpc, 10)
         default: return nil
         }
+    }
+
+    /// The param key the parser is on, with its colon right after it, when
+    /// it is `"id":` or `"value":` (create's and resolve's), and the length
+    /// of that text; nil for any other, read as strings are. Read as a
+    /// common string, then its colon, each cost about 60 instructions more
+    /// (callgrind).
+    private func compactParamKey() -> (key: String, length: Int)? {
+        guard index &+ 8 <= bytes.count else { return nil }
+        let word = ByteLanes.load(bytes, at: index)
+        if word & 0xFF_FFFF_FFFF == CompactText.idKey { return ("id", 5) }
+        if word == CompactText.valueKey { return ("value", 8) }
+        return nil
     }
 
     /// Reads a key: one of the envelope's, or nil for any other.
@@ -277,6 +296,8 @@ enum CompactText {
     static let paramsKey: UInt64 = 0x22_73_6D_61_72_61_70_22
     /// `"jsonrpc`, before its closing quote and colon.
     static let jsonrpcKey: UInt64 = 0x63_70_72_6E_6F_73_6A_22
+    /// `"value":`, a param's key with its colon.
+    static let valueKey: UInt64 = 0x3A_22_65_75_6C_61_76_22
     /// `"2.0"`, in the low 5 bytes.
     static let version: UInt64 = 0x22_30_2E_32_22
 }
