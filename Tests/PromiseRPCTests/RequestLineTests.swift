@@ -9,16 +9,11 @@ import Testing
 struct RequestLineTests {
     /// What the general parser makes of `line`.
     private func oracle(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
-        Result { () throws(JSONParseError) -> RequestLine in
-            switch try JSONValue(parsing: line) {
-            case .array(let elements): .batch(elements.map(JSONRPCEnvelope.init))
-            case let value: .single(JSONRPCEnvelope(value))
-            }
-        }
+        RequestLineOracle.general(line)
     }
 
     private func read(_ line: [UInt8]) -> Result<RequestLine, JSONParseError> {
-        Result { () throws(JSONParseError) -> RequestLine in try RequestLine(parsing: line) }
+        RequestLineOracle.read(line)
     }
 
     private static let lines = [
@@ -52,33 +47,13 @@ struct RequestLineTests {
 
     @Test("well-formed lines read as the general parser reads them")
     func agreesOnLines() throws {
-        for line in Self.lines {
-            let bytes = Array(line.utf8)
-            let read = read(bytes)
-            #expect(read == oracle(bytes), "\(line)")
-            #expect((try? read.get()) != nil, "\(line)")
-        }
+        RequestLineOracle.expectAgreement(on: Self.lines)
     }
 
     @Test("every prefix and every one-byte change of those lines fails or reads as the general parser says")
     func agreesOnDamagedLines() {
-        var checked = 0
-        for line in Self.lines {
-            let bytes = Array(line.utf8)
-            for end in 0..<bytes.count {
-                let prefix = Array(bytes[..<end])
-                #expect(read(prefix) == oracle(prefix), "prefix \(end) of \(line)")
-                checked += 1
-            }
-            for index in bytes.indices {
-                for replacement: UInt8 in [0x00, 0x1F, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x2C, 0x3A, 0xFF, 0xC3] {
-                    var changed = bytes
-                    changed[index] = replacement
-                    #expect(read(changed) == oracle(changed), "byte \(index) of \(line) set to \(replacement)")
-                    checked += 1
-                }
-            }
-        }
+        let checked = RequestLineOracle.expectAgreementWhenDamaged(
+            Self.lines, replacements: [0x00, 0x1F, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x2C, 0x3A, 0xFF, 0xC3])
         #expect(checked > 5_000)
     }
 

@@ -98,19 +98,20 @@ public final class Dispatcher: RPCHandler {
     private func process(
         _ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answers: some AnswerChannel
     ) -> Bool {
-        let request: JSONRPCRequest
+        let id: JSONValue?
+        let method: RequestedMethod
+        let params: RPCParams
         do {
-            request = try JSONRPCRequest(message)
+            (id, method, params) = try JSONRPCRequest.check(message)
         } catch {
             if error.notification { return false }
             answers.send(.json(JSONRPCResponse.error(error.id, error.error)))
             return true
         }
-        let id = request.id
         let call = RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
         do {
-            try checkDepth(of: request.namedParams)
-            let reply = try route(request.method, request.namedParams, call)
+            try checkDepth(of: params)
+            let reply = try route(method, params, call)
             // Consumed, not copied into a tuple with the id: that retained
             // and released every part of the reply.
             if let id {
@@ -136,7 +137,7 @@ public final class Dispatcher: RPCHandler {
         } catch let error as RPCError {
             if let id { answers.send(.json(JSONRPCResponse.error(id, error))) }
         } catch {
-            logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(request.method)", "error": "\(error)"])
+            logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(method.name)", "error": "\(error)"])
             if let id { answers.send(.json(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)")))) }
         }
         return id != nil
@@ -153,14 +154,6 @@ public final class Dispatcher: RPCHandler {
             data: ["limit": "maxValueDepth", "value": .int(limits.maxValueDepth)])
     }
 
-    /// The methods that change promises: refused while the store cannot write.
-    static let changingMethods: Set<String> = [
-        "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
-        "lease",
-        "cancelPrefix",
-        "log",
-    ]
-
     /// What a method answers at once.
     private enum Reply {
         case value(JSONValue)
@@ -168,35 +161,41 @@ public final class Dispatcher: RPCHandler {
         case record(RemotePromise)
     }
 
-    /// Runs `method`; nil when the answer comes later (or never, for a notification).
-    private func route(_ method: String, _ params: RPCParams, _ call: RegistryCall) throws -> Reply? {
-        if let journal = registry.journal, let failure = journal.failure, Self.changingMethods.contains(method) {
+    /// Runs `method`; nil when the answer comes later (or never, for a
+    /// notification).
+    ///
+    /// Picked by the ``RPCMethod`` the parser told from the bytes: comparing
+    /// the method's string with each name in turn cost a comparison per
+    /// method listed before it.
+    private func route(_ method: RequestedMethod, _ params: RPCParams, _ call: RegistryCall) throws -> Reply? {
+        guard case .known(let known) = method else {
+            throw RPCError(.methodNotFound, "method \"\(method.name)\" not found", data: ["method": .string(method.name)])
+        }
+        if let journal = registry.journal, let failure = journal.failure, known.changesPromises {
             throw Self.storeError(failure, journal.store)
         }
-        return switch method {
-        case "create": .record(try registry.create(params, call))
-        case "resolve": .record(try registry.resolve(params))
-        case "reject": .record(try registry.reject(params))
-        case "cancel": .record(try registry.cancel(params))
-        case "cancelPrefix": .value(try registry.cancelPrefix(params))
-        case "get": .record(try registry.get(params))
-        case "list": .value(try registry.list(params))
-        case "wait": try registry.wait(params, call).map(Reply.record)
-        case "subscribe": .value(try registry.subscribe(params, call))
-        case "unsubscribe": .value(try registry.unsubscribe(params, call))
-        case "then": .value(try registry.then(params))
-        case "progress": .record(try registry.progress(params))
-        case "all", "any", "race", "allSettled": .value(try registry.combine(method, params))
-        case "info": .value(registry.info(connections: peers.count))
-        case "forget": .value(try registry.forget(params))
-        case "logs": .value(try registry.logs(params, call))
-        case "log": .value(try registry.log(params))
-        case "lease": .record(try registry.lease(params, call))
-        case "pool.set": .value(try registry.poolSet(params))
-        case "pool.acquire": try registry.poolAcquire(params, call).map(Reply.value)
-        case "pool.release": .value(try registry.poolRelease(params, call))
-        default:
-            throw RPCError(.methodNotFound, "method \"\(method)\" not found", data: ["method": .string(method)])
+        return switch known {
+        case .create: .record(try registry.create(params, call))
+        case .resolve: .record(try registry.resolve(params))
+        case .reject: .record(try registry.reject(params))
+        case .cancel: .record(try registry.cancel(params))
+        case .cancelPrefix: .value(try registry.cancelPrefix(params))
+        case .get: .record(try registry.get(params))
+        case .list: .value(try registry.list(params))
+        case .wait: try registry.wait(params, call).map(Reply.record)
+        case .subscribe: .value(try registry.subscribe(params, call))
+        case .unsubscribe: .value(try registry.unsubscribe(params, call))
+        case .then: .value(try registry.then(params))
+        case .progress: .record(try registry.progress(params))
+        case .all, .any, .race, .allSettled: .value(try registry.combine(known.rawValue, params))
+        case .info: .value(registry.info(connections: peers.count))
+        case .forget: .value(try registry.forget(params))
+        case .logs: .value(try registry.logs(params, call))
+        case .log: .value(try registry.log(params))
+        case .lease: .record(try registry.lease(params, call))
+        case .poolSet: .value(try registry.poolSet(params))
+        case .poolAcquire: try registry.poolAcquire(params, call).map(Reply.value)
+        case .poolRelease: .value(try registry.poolRelease(params, call))
         }
     }
 

@@ -14,26 +14,43 @@ public struct RPCParams: Sendable, Hashable {
     /// asks for each it knows, so comparing the few keys costs less than
     /// hashing each key once to build a dictionary and again per lookup
     /// (about 1,500 instructions per create+resolve pair, callgrind).
-    private let pairs: [(key: String, value: JSONValue)]
+    ///
+    /// Of a struct, not a tuple: the tuples were destroyed one by one
+    /// through the tuple's metadata when the array was freed; a
+    /// create+resolve pair cost about 280 instructions more (callgrind,
+    /// measured together with inlining ``JSONParser/shortString()``).
+    private let pairs: [Pair]
     /// Positions in `pairs` by key, for the rare params with many members,
     /// which a linear search would make quadratic in the line's length.
     private let index: [String: Int]?
+
+    /// One member as sent.
+    struct Pair {
+        var key: String
+        var value: JSONValue
+        /// True when the value is a string the parser read as printable
+        /// ASCII without escapes (see
+        /// ``JSONParser/parseString(printableASCII:)``): as a promise id it
+        /// needs only its length checked, its bytes are not read again
+        /// (``PromiseID/problem(with:)`` cost about 100 instructions an id).
+        var printableASCII = false
+    }
 
     /// Params with more members than this are indexed.
     private static let linearSearchLimit = 8
 
     /// The members, as a dictionary.
     public var members: [String: JSONValue] {
-        get { Dictionary(pairs, uniquingKeysWith: { _, last in last }) }
+        get { Dictionary(pairs.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }) }
         set { self = RPCParams(newValue) }
     }
 
     public init(_ members: [String: JSONValue]) {
-        self.init(pairs: members.map { (key: $0.key, value: $0.value) })
+        self.init(pairs: members.map { Pair(key: $0.key, value: $0.value) })
     }
 
     /// Members as read from a request, in order (see `RequestLine`).
-    init(pairs: [(key: String, value: JSONValue)]) {
+    init(pairs: [Pair]) {
         self.pairs = pairs
         guard pairs.count > Self.linearSearchLimit else {
             index = nil
@@ -50,13 +67,18 @@ public struct RPCParams: Sendable, Hashable {
 
     /// The value of `key`.
     public subscript(key: String) -> JSONValue? {
-        if let index { return index[key].map { pairs[$0].value } }
+        position(of: key).map { pairs[$0].value }
+    }
+
+    /// Where the value of `key` is in `pairs` (its last, when repeated).
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
         // By position, not `for pair in pairs.reversed()`: that copied each
         // pair, retaining and releasing its key and value, to compare a key.
         var position = pairs.count
         while position > 0 {
             position -= 1
-            if pairs[position].key == key { return pairs[position].value }
+            if pairs[position].key == key { return position }
         }
         return nil
     }
@@ -91,14 +113,26 @@ public struct RPCParams: Sendable, Hashable {
 
     /// A required promise id (see ``PromiseID``).
     public func promiseID(_ key: String) throws(RPCError) -> String {
-        guard let value = self[key] else { throw Self.invalid(key, "missing \"\(key)\"") }
-        return try Self.checkedID(value, key)
+        guard let position = position(of: key) else { throw Self.invalid(key, "missing \"\(key)\"") }
+        return try checkedID(at: position, key)
     }
 
     /// An optional promise id; null reads as absent.
     public func optionalPromiseID(_ key: String) throws(RPCError) -> String? {
-        guard let value = self[key], !value.isNull else { return nil }
-        return try Self.checkedID(value, key)
+        guard let position = position(of: key) else { return nil }
+        if case .null = pairs[position].value { return nil }
+        return try checkedID(at: position, key)
+    }
+
+    /// The promise id at `position`. One the parser found printable ASCII
+    /// is valid when its length is.
+    private func checkedID(at position: Int, _ key: String) throws(RPCError) -> String {
+        if pairs[position].printableASCII, case .string(let text) = pairs[position].value,
+            (1...PromiseID.maxBytes).contains(text.utf8.count)
+        {
+            return text
+        }
+        return try Self.checkedID(pairs[position].value, key)
     }
 
     /// A required array of promise ids.
