@@ -5,7 +5,8 @@ import Promise
 /// record, which the dispatcher writes (`recordJSON`).
 extension Registry {
     /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?` → record.
-    func create(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
+    /// A lease is held by the connection `connectionID`.
+    func create(_ params: RPCParams, connectionID: UInt64) throws(RPCError) -> RemotePromise {
         let requested = try params.optionalPromiseID("id")
         // Most creates name their id and nothing else: the other params are
         // then known to be absent, without looking each of them up.
@@ -26,8 +27,8 @@ extension Registry {
         }
         if lease {
             entry.lease = true
-            entry.leaseHolder = call.connectionID
-            sessions[call.connectionID]?.leases.insert(id)
+            entry.leaseHolder = connectionID
+            sessions[connectionID]?.leases.insert(id)
         }
         return entry
     }
