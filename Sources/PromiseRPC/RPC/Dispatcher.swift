@@ -24,6 +24,11 @@ public final class Dispatcher: RPCHandler {
     private let logger: Logger
     /// Open connections, for `info`.
     private var peers: [UInt64: any RPCPeer] = [:]
+    /// The storage of the last request's params, emptied, for the next
+    /// request's to be read into (see ``RequestLine/init(parsing:reusing:)``).
+    /// `@exclusivity(unchecked)`: loop thread only, and no access to it
+    /// spans a call that could reach it again.
+    @exclusivity(unchecked) private var spareParams: [RPCParams.Pair]?
 
     public init(registry: Registry, limits: DaemonLimits, logger: Logger) {
         self.registry = registry
@@ -54,7 +59,7 @@ public final class Dispatcher: RPCHandler {
         if line.allSatisfy(Self.isJSONWhitespace) { return }
         let message: RequestLine
         do {
-            message = try RequestLine(parsing: line)
+            message = try RequestLine(parsing: line, reusing: &spareParams)
         } catch {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
@@ -100,7 +105,7 @@ public final class Dispatcher: RPCHandler {
     ) -> Bool {
         let id: JSONValue?
         let method: RequestedMethod
-        let params: RPCParams
+        var params: RPCParams
         do {
             (id, method, params) = try JSONRPCRequest.check(message)
         } catch {
@@ -144,6 +149,7 @@ public final class Dispatcher: RPCHandler {
             logger.info("Method failed unexpectedly", metadata: ["rpc.method": "\(method.name)", "error": "\(error)"])
             if let id { answers.send(.json(JSONRPCResponse.error(id, RPCError(.internalError, "internal error: \(error)")))) }
         }
+        spareParams = params.takeStorage()
         return id != nil
     }
 

@@ -19,10 +19,10 @@ public struct RPCParams: Sendable, Hashable {
     /// through the tuple's metadata when the array was freed; a
     /// create+resolve pair cost about 280 instructions more (callgrind,
     /// measured together with inlining ``JSONParser/shortString()``).
-    private let pairs: [Pair]
+    private var pairs: [Pair]
     /// Positions in `pairs` by key, for the rare params with many members,
     /// which a linear search would make quadratic in the line's length.
-    private let index: [String: Int]?
+    private var index: [String: Int]?
 
     /// One member as sent.
     struct Pair {
@@ -60,6 +60,18 @@ public struct RPCParams: Sendable, Hashable {
         index.reserveCapacity(pairs.count)
         for (position, pair) in pairs.enumerated() { index[pair.key] = position }
         self.index = index
+    }
+
+    /// Empties these params and returns their storage, emptied too but
+    /// for its capacity, for the next request to be read into (see
+    /// ``RequestLine/init(parsing:reusing:)``). Storage held elsewhere as
+    /// well is not emptied in place: a new one is returned.
+    mutating func takeStorage() -> [Pair] {
+        var storage: [Pair] = []
+        swap(&storage, &pairs)
+        index = nil
+        storage.removeAll(keepingCapacity: true)
+        return storage
     }
 
     /// How many members were sent, a repeated key counted each time.

@@ -32,14 +32,24 @@ enum RequestLine: Hashable {
 
     /// Reads a line lent as bytes (see ``Dispatcher/handle(line:from:)-(UnsafeRawBufferPointer,_)``).
     init(parsing line: UnsafeRawBufferPointer) throws(JSONParseError) {
+        var none: [RPCParams.Pair]?
+        try self.init(parsing: line, reusing: &none)
+    }
+
+    /// Reads a line lent as bytes, the first params object into `spare`,
+    /// when given: the emptied storage of an earlier request's params
+    /// (``RPCParams/takeStorage()``), taken (left nil). Allocating and
+    /// freeing that array for every request cost about 500 instructions
+    /// of a create+resolve pair (`scripts/count-instructions.sh daemon`).
+    init(parsing line: UnsafeRawBufferPointer, reusing spare: inout [RPCParams.Pair]?) throws(JSONParseError) {
         self = try line.withMemoryRebound(to: UInt8.self) { bytes throws(JSONParseError) in
             try JSONParser.parse(bytes) { parser throws(JSONParseError) in
                 guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
-                    return .single(try parser.parseEnvelope())
+                    return .single(try parser.parseEnvelope(reusing: &spare))
                 }
                 var messages: [JSONRPCEnvelope?] = []
                 try parser.parseElements { parser throws(JSONParseError) in
-                    messages.append(try parser.parseEnvelope())
+                    messages.append(try parser.parseEnvelope(reusing: &spare))
                 }
                 return .batch(messages)
             }
@@ -120,13 +130,15 @@ extension JSONParser {
     /// inlined and captured the envelope in a box; with the method told from
     /// its word and the params read as below, reading a create+resolve pair's
     /// lines went from about 4,300 instructions to 3,900 (callgrind).
-    fileprivate mutating func parseEnvelope() throws(JSONParseError) -> JSONRPCEnvelope? {
+    fileprivate mutating func parseEnvelope(
+        reusing spare: inout [RPCParams.Pair]?
+    ) throws(JSONParseError) -> JSONRPCEnvelope? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
             _ = try parseValue()
             return nil
         }
         var envelope = JSONRPCEnvelope()
-        try parseEnvelopeMembers(into: &envelope)
+        try parseEnvelopeMembers(into: &envelope, reusing: &spare)
         // Moved out: returned as is, it was copied, then destroyed here
         // (about 140 instructions a request).
         return consume envelope
@@ -136,7 +148,9 @@ extension JSONParser {
     /// A function of its own so that its caller can move the envelope out:
     /// the compiler cannot `consume` a variable set in this loop.
     @inline(__always)
-    private mutating func parseEnvelopeMembers(into envelope: inout JSONRPCEnvelope) throws(JSONParseError) {
+    private mutating func parseEnvelopeMembers(
+        into envelope: inout JSONRPCEnvelope, reusing spare: inout [RPCParams.Pair]?
+    ) throws(JSONParseError) {
         var more = try beginObject()
         while more {
             let key: JSONRPCEnvelope.Member?
@@ -151,7 +165,7 @@ extension JSONParser {
             switch key {
             case .params?:
                 if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
-                    envelope.params = .named(try parseNamedParams())
+                    envelope.params = .named(try parseNamedParams(reusing: &spare))
                 } else {
                     envelope.params = .other(try parseValue())
                 }
@@ -183,8 +197,9 @@ extension JSONParser {
     /// Reads the params object (the parser is on its "{") member by member,
     /// into ``RPCParams`` as they come, marking the strings that need no
     /// second look as promise ids.
-    private mutating func parseNamedParams() throws(JSONParseError) -> RPCParams {
-        var pairs: [RPCParams.Pair] = []
+    private mutating func parseNamedParams(reusing spare: inout [RPCParams.Pair]?) throws(JSONParseError) -> RPCParams {
+        var pairs = spare.take() ?? []
+        assert(pairs.isEmpty, "reused params storage is emptied first")
         // Room for most requests' params (one to three members) at once.
         pairs.reserveCapacity(4)
         var more = try beginObject()
