@@ -70,7 +70,10 @@ public struct RPCParams: Sendable, Hashable {
         var storage: [Pair] = []
         swap(&storage, &pairs)
         index = nil
-        storage.removeAll(keepingCapacity: true)
+        // Popped, not `removeAll(keepingCapacity:)`, which goes through the
+        // generic `replaceSubrange` (about 220 instructions a request) for
+        // the one to three members most params hold.
+        while storage.popLast() != nil {}
         return storage
     }
 

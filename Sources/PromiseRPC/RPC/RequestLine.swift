@@ -39,7 +39,7 @@ enum RequestLine: Hashable {
     /// Reads a line lent as bytes, the first params object into `spare`,
     /// when given: the emptied storage of an earlier request's params
     /// (``RPCParams/takeStorage()``), taken (left nil). Allocating and
-    /// freeing that array for every request cost about 500 instructions
+    /// freeing that array for every request cost about 680 instructions
     /// of a create+resolve pair (`scripts/count-instructions.sh daemon`).
     init(parsing line: UnsafeRawBufferPointer, reusing spare: inout [RPCParams.Pair]?) throws(JSONParseError) {
         self = try line.withMemoryRebound(to: UInt8.self) { bytes throws(JSONParseError) in
