@@ -4,21 +4,9 @@ import Testing
 /// The registry's own hash table against a `Dictionary` doing the same.
 @Suite("PromiseMap")
 struct PromiseMapTests {
-    /// A reproducible generator (SplitMix64), so that a failing sequence can be replayed.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
-
     @Test("random inserts, updates, appends through default and removals leave it equal to a Dictionary", arguments: [1, 2, 3] as [UInt64])
     func matchesDictionary(seed: UInt64) {
-        var generator = SeededGenerator(state: seed)
+        var generator = SeededRandom(seed: seed)
         var map = PromiseMap<[Int]>()
         // Keyed by bytes, as the map is: a `String` key would take "é" for "e\u{301}".
         var model: [PromiseKey: [Int]] = [:]
