@@ -56,7 +56,7 @@ struct FollowedLog {
 
     /// Prints a `log` notification's data from where printing stopped.
     mutating func print(notification params: JSONValue) {
-        let stream: StepStream = params["stream"]?.stringValue == "stderr" ? .stderr : .stdout
+        let stream = params["stream"]?.stringValue.flatMap(StepStream.init(rawValue:)) ?? .stdout
         let data = Array((params["data"]?.stringValue ?? "").utf8)
         let done = printed?[stream] ?? 0
         let offset = params["offset"]?.intValue ?? done

@@ -32,11 +32,11 @@ final class RunLogShipper {
     private let id: String
     /// The daemon's `maxLogBytes` and `maxLineBytes`, asked at the first output.
     private var limits: (logBytes: Int, lineBytes: Int)?
-    private var stdout: StepLog?
-    private var stderr: StepLog?
+    /// Output gathered and not sent yet, by stream.
+    private var gathered: [StepStream: StepLog] = [:]
     /// The last `maxLogBytes` sent of each stream, as sent (U+FFFD for bytes
     /// that are not UTF-8): its `total` is where the daemon's log should be.
-    private var sent = (stdout: StepLog?.none, stderr: StepLog?.none)
+    private var sent: [StepStream: StepLog] = [:]
     private var lastSent = ContinuousClock.now
     /// Set when sending failed: the daemon is gone, and the session says so.
     private var broken = false
@@ -59,14 +59,7 @@ final class RunLogShipper {
     func add(_ chunk: ArraySlice<UInt8>, stream: StepStream) {
         guard !chunk.isEmpty else { return }
         let limits = self.limits ?? (broken ? Self.defaultLimits : askLimits())
-        switch stream {
-        case .stdout:
-            stdout = stdout ?? StepLog(limit: limits.logBytes)
-            stdout?.append(chunk)
-        case .stderr:
-            stderr = stderr ?? StepLog(limit: limits.logBytes)
-            stderr?.append(chunk)
-        }
+        gathered[stream, default: StepLog(limit: limits.logBytes)].append(chunk)
     }
 
     /// Sends what was gathered if ``interval`` has passed since the last send.
@@ -82,20 +75,19 @@ final class RunLogShipper {
 
     private func send(final: Bool) {
         lastSent = .now
-        guard !broken, stdout != nil || stderr != nil || sent.stdout != nil || sent.stderr != nil else { return }
+        guard !broken, !gathered.isEmpty || !sent.isEmpty else { return }
         // Not asked yet when all the output came while the daemon was gone.
         let limits = self.limits ?? askLimits()
         if unchecked { sendAgainWhatWasLost(limits) }
         for stream in StepStream.allCases where !broken {
-            guard let log = stream == .stdout ? stdout : stderr, log.total > 0 else { continue }
+            guard let log = gathered[stream], log.total > 0 else { continue }
             var bytes = log.bytes
             // A character cut by the read waits for its end (unless this is the last send).
             let held = final ? [] : Array(bytes.suffix(UTF8Boundary.incompleteSuffixLength(bytes)))
             bytes.removeLast(held.count)
             // What the connection failed to take stays, to go on the next one.
             let unsent = sendPieces(bytes, stream: stream, skipped: log.dropped, lineBytes: limits.lineBytes)
-            let next = StepLog(limit: limits.logBytes, bytes: Array(unsent.bytes) + held, dropped: unsent.skipped)
-            if stream == .stdout { stdout = next } else { stderr = next }
+            gathered[stream] = StepLog(limit: limits.logBytes, bytes: Array(unsent.bytes) + held, dropped: unsent.skipped)
         }
     }
 
@@ -104,7 +96,7 @@ final class RunLogShipper {
     /// is sent as skipped: the daemon counts it as cut).
     private func sendAgainWhatWasLost(_ limits: (logBytes: Int, lineBytes: Int)) {
         unchecked = false
-        guard sent.stdout != nil || sent.stderr != nil else { return }
+        guard !sent.isEmpty else { return }
         let answer: JSONValue
         do {
             answer = try client().call("logs", ["id": .string(id)])
@@ -117,35 +109,26 @@ final class RunLogShipper {
             return
         }
         for stream in StepStream.allCases {
-            guard let log = sentLog(stream), let has = answer[stream.rawValue + "Bytes"]?.intValue, has < log.total
+            guard let log = sent[stream], let has = answer[stream.rawValue + "Bytes"]?.intValue, has < log.total
             else { continue }
             let lost = log.total - has
             let again = Array(log.bytes.suffix(lost))
             // Back to where the daemon is; sending again moves it forward.
-            setSentLog(StepLog(limit: limits.logBytes, bytes: [], dropped: has), stream)
+            sent[stream] = StepLog(limit: limits.logBytes, bytes: [], dropped: has)
             sendPieces(again, stream: stream, skipped: lost - again.count, lineBytes: limits.lineBytes)
             if broken {
                 // The next connection asks again, and sends again from what that daemon has.
-                setSentLog(log, stream)
+                sent[stream] = log
                 return
             }
         }
     }
 
-    private func sentLog(_ stream: StepStream) -> StepLog? {
-        stream == .stdout ? sent.stdout : sent.stderr
-    }
-
-    private func setSentLog(_ log: StepLog, _ stream: StepStream) {
-        if stream == .stdout { sent.stdout = log } else { sent.stderr = log }
-    }
-
     /// Notes `text` sent after `skipped` lost bytes, to send it again if the daemon loses it.
     private func noteSent(_ text: String, skipped: Int, stream: StepStream) {
-        var log = sentLog(stream) ?? StepLog(limit: limits?.logBytes ?? Self.defaultLimits.logBytes)
-        log.skip(skipped)
-        log.append(text.utf8)
-        setSentLog(log, stream)
+        let limit = limits?.logBytes ?? Self.defaultLimits.logBytes
+        sent[stream, default: StepLog(limit: limit)].skip(skipped)
+        sent[stream]?.append(text.utf8)
     }
 
     /// `bytes` in `log` notifications that each fit in one request line,

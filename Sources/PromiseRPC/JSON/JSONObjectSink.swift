@@ -192,20 +192,12 @@ struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     /// own names and need no escaping.
     @inline(__always)
     private mutating func key(_ key: StaticString) {
-        let separator = isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ",")
-        isEmpty = false
-        let name = key.utf8CodeUnitCount
-        text.append(count: name + 4) { member in
-            member[0] = separator
-            member[1] = UInt8(ascii: "\"")
-            JSONTextBuffer.copy(key.utf8Start, to: member + 2, count: name)
-            member[name + 2] = UInt8(ascii: "\"")
-            member[name + 3] = UInt8(ascii: ":")
-        }
+        member(key, "", quoted: false)
     }
 
     /// ``key(_:)`` and `value`, text needing no escape, in quotes when
-    /// `quoted`: the whole member in one append.
+    /// `quoted`: the whole member in one append (the key alone for an
+    /// empty, unquoted `value`).
     @inline(__always)
     private mutating func member(_ key: StaticString, _ value: StaticString, quoted: Bool) {
         let separator = isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ",")

@@ -60,9 +60,7 @@ class UVHandle {
     static func object<Handle: UVHandle>(
         _ type: Handle.Type, from raw: UnsafeMutableRawPointer?
     ) -> Handle? {
-        guard let raw else { return nil }
-        let handle = UnsafeMutablePointer<uv_handle_t>(OpaquePointer(raw))
-        guard let data = handle.pointee.data else { return nil }
+        guard let data = data(of: raw) else { return nil }
         return unsafeDowncast(Unmanaged<UVHandle>.fromOpaque(data).takeUnretainedValue(), to: Handle.self)
     }
 
@@ -75,10 +73,14 @@ class UVHandle {
     static func withObject<Handle: UVHandle>(
         _ type: Handle.Type, from raw: UnsafeMutableRawPointer?, _ body: (Handle) -> Void
     ) {
-        guard let raw else { return }
-        let handle = UnsafeMutablePointer<uv_handle_t>(OpaquePointer(raw))
-        guard let data = handle.pointee.data else { return }
+        guard let data = data(of: raw) else { return }
         Unmanaged<UVHandle>.fromOpaque(data)._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Handle.self)) }
+    }
+
+    /// The `data` field of the handle at `raw`: its object, until the close callback.
+    @inline(__always)
+    private static func data(of raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+        raw.flatMap { UnsafeMutablePointer<uv_handle_t>(OpaquePointer($0)).pointee.data }
     }
 }
 

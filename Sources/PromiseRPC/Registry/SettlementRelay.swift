@@ -64,10 +64,8 @@ final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as 
             registry.receive(news)
         }
         if heldStart > 0 {
-            // Popped, not `removeAll(keepingCapacity:)`, which went through
-            // the generic `replaceSubrange` (some 600 instructions) for the
-            // one or two items an answer holds as a rule.
-            if held.count > 64 { held = [] } else { while held.popLast() != nil {} }
+            // A burst's storage is let go; an answer's one or two items are not.
+            if held.count > 64 { held = [] } else { held.removeAllKeepingStorage() }
             heldStart = 0
         }
         answering -= 1
