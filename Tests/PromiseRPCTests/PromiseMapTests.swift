@@ -25,7 +25,13 @@ struct PromiseMapTests {
             }
             #expect(map.count == model.count)
         }
-        for id in ids { #expect(map[id] == model[PromiseKey(id)], "id \(id)") }
+        for id in ids {
+            #expect(map[id] == model[PromiseKey(id)], "id \(id)")
+            // Looked up by its bytes, as a lent id is: the same answer.
+            let byBytes = Array(id.utf8).withUnsafeBytes { map[bytes: $0] }
+            #expect(byBytes == model[PromiseKey(id)], "id \(id) as bytes")
+        }
+        #expect(Array("e\u{301}x".utf8).withUnsafeBytes { map[bytes: $0] } == nil)
         #expect(map.values.sorted { $0.lexicographicallyPrecedes($1) } == model.values.sorted { $0.lexicographicallyPrecedes($1) })
     }
 

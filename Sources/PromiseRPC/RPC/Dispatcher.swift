@@ -59,7 +59,8 @@ public final class Dispatcher: RPCHandler {
         if line.allSatisfy(Self.isJSONWhitespace) { return }
         let message: RequestLine
         do {
-            message = try RequestLine(parsing: line, reusing: &spareParams)
+            // Ids lent: the line is read and answered before this returns.
+            message = try RequestLine(parsing: line, reusing: &spareParams, lendingIDs: true)
         } catch {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
             return
@@ -105,9 +106,13 @@ public final class Dispatcher: RPCHandler {
     ) -> Bool {
         let id: JSONValue?
         let method: RequestedMethod
-        var params: RPCParams
+        // A constant, its storage taken at the end by consuming it: as a
+        // variable, it was retained and released around each call it was
+        // lent to.
+        let params: RPCParams
+        let lentID: LentPromiseID?
         do {
-            (id, method, params) = try JSONRPCRequest.check(message)
+            (id, method, params, lentID) = try JSONRPCRequest.check(message)
         } catch {
             if error.notification { return false }
             answers.send(.json(JSONRPCResponse.error(error.id, error.error)))
@@ -118,7 +123,7 @@ public final class Dispatcher: RPCHandler {
             // The call is made only for the methods that keep it: making and
             // destroying it (its answer channel's references) for every
             // create and resolve cost about 230 instructions a pair.
-            let reply = try route(method, params, connectionID: peer.connectionID) {
+            let reply = try route(method, params, lentID: lentID, connectionID: peer.connectionID) {
                 RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
             }
             // Consumed, not copied into a tuple with the id: that retained
@@ -137,8 +142,16 @@ public final class Dispatcher: RPCHandler {
                     let now = registry.now()
                     let maxChildren = limits.maxRecordChildren
                     let valueText = registry.valueText(of: entry)
-                    answers.sendRecordResult(id: id) {
-                        entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                    // Captured unretained, `entry` holding it until the
+                    // answer is written: captured as a reference, it was
+                    // retained and released three times per answer.
+                    let record = Unmanaged.passUnretained(entry)
+                    withExtendedLifetime(entry) {
+                        answers.sendRecordResult(id: id) { text in
+                            record._withUnsafeGuaranteedRef {
+                                $0.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &text)
+                            }
+                        }
                     }
                 case nil: break
                 }
@@ -178,7 +191,8 @@ public final class Dispatcher: RPCHandler {
     /// the method's string with each name in turn cost a comparison per
     /// method listed before it.
     private func route(
-        _ method: RequestedMethod, _ params: RPCParams, connectionID: UInt64, call: () -> RegistryCall
+        _ method: RequestedMethod, _ params: RPCParams, lentID: LentPromiseID?, connectionID: UInt64,
+        call: () -> RegistryCall
     ) throws -> Reply? {
         guard case .known(let known) = method else {
             throw RPCError(.methodNotFound, "method \"\(method.name)\" not found", data: ["method": .string(method.name)])
@@ -188,8 +202,8 @@ public final class Dispatcher: RPCHandler {
         }
         return switch known {
         case .create: .record(try registry.create(params, connectionID: connectionID))
-        case .resolve: .record(try registry.resolve(params))
-        case .reject: .record(try registry.reject(params))
+        case .resolve: .record(try registry.resolve(params, idBytes: lentID?.bytes))
+        case .reject: .record(try registry.reject(params, idBytes: lentID?.bytes))
         case .cancel: .record(try registry.cancel(params))
         case .cancelPrefix: .value(try registry.cancelPrefix(params))
         case .get: .record(try registry.get(params))

@@ -44,7 +44,8 @@ public struct JSONRPCRequest: Sendable, Hashable {
     /// Checks the envelope of a message; nil stands for a message that is
     /// not an object. Throws as ``init(_:)-(JSONValue)`` does.
     init(_ envelope: consuming JSONRPCEnvelope?) throws(Rejection) {
-        let (id, method, params) = try Self.check(envelope)
+        let (id, method, params, lentID) = try Self.check(envelope)
+        assert(lentID == nil, "only the dispatcher reads lines lending ids, and it makes no request of them")
         self.init(id: id, method: method.name, namedParams: params)
     }
 
@@ -58,7 +59,7 @@ public struct JSONRPCRequest: Sendable, Hashable {
     /// told it, with no `String` made of a known method.
     static func check(
         _ envelope: consuming JSONRPCEnvelope?
-    ) throws(Rejection) -> (id: JSONValue?, method: RequestedMethod, params: RPCParams) {
+    ) throws(Rejection) -> (id: JSONValue?, method: RequestedMethod, params: RPCParams, lentID: LentPromiseID?) {
         // Each member is taken out of the envelope, not copied: copying them
         // and then destroying the envelope cost about 500 instructions a request.
         guard var envelope = envelope.take() else {
@@ -94,7 +95,7 @@ public struct JSONRPCRequest: Sendable, Hashable {
                 id: answerID, notification: id == nil,
                 error: RPCError(.invalidParams, "\"params\" must be an object (named params)"))
         }
-        return (id, method, params)
+        return (id, method, params, envelope.lentID)
     }
 
     /// Why a message is not an acceptable request, and where the answer goes.

@@ -62,16 +62,21 @@ public struct RPCParams: Sendable, Hashable {
         self.index = index
     }
 
-    /// Empties these params and returns their storage, emptied too but
-    /// for its capacity, for the next request to be read into (see
+    /// Consumes these params and returns their storage, emptied but for its
+    /// capacity, for the next request to be read into (see
     /// ``RequestLine/init(parsing:reusing:)``). Storage held elsewhere as
     /// well is not emptied in place: a new one is returned.
-    mutating func takeStorage() -> [Pair] {
+    consuming func takeStorage() -> [Pair] {
         var storage: [Pair] = []
         swap(&storage, &pairs)
-        index = nil
         storage.removeAllKeepingStorage()
         return storage
+    }
+
+    /// Adds `pair` after the members: of a repeated key, it counts.
+    mutating func append(_ pair: Pair) {
+        pairs.append(pair)
+        if index != nil || pairs.count > Self.linearSearchLimit { self = RPCParams(pairs: pairs) }
     }
 
     /// How many members were sent, a repeated key counted each time.

@@ -41,15 +41,22 @@ enum RequestLine: Hashable {
     /// (``RPCParams/takeStorage()``), taken (left nil). Allocating and
     /// freeing that array for every request cost about 680 instructions
     /// of a create+resolve pair (`scripts/count-instructions.sh daemon`).
-    init(parsing line: UnsafeRawBufferPointer, reusing spare: inout [RPCParams.Pair]?) throws(JSONParseError) {
+    ///
+    /// With `lendingIDs`, the id of a `resolve` or `reject` whose "method"
+    /// comes before its "params" is left in `line` (``LentPromiseID``)
+    /// when it is a valid id of 16 bytes or more: the line read must then
+    /// not outlive `line`.
+    init(
+        parsing line: UnsafeRawBufferPointer, reusing spare: inout [RPCParams.Pair]?, lendingIDs: Bool = false
+    ) throws(JSONParseError) {
         self = try line.withMemoryRebound(to: UInt8.self) { bytes throws(JSONParseError) in
             try JSONParser.parse(bytes) { parser throws(JSONParseError) in
                 guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
-                    return .single(try parser.parseEnvelope(reusing: &spare))
+                    return .single(try parser.parseEnvelope(reusing: &spare, lendingIDs: lendingIDs))
                 }
                 var messages: [JSONRPCEnvelope?] = []
                 try parser.parseElements { parser throws(JSONParseError) in
-                    messages.append(try parser.parseEnvelope(reusing: &spare))
+                    messages.append(try parser.parseEnvelope(reusing: &spare, lendingIDs: lendingIDs))
                 }
                 return .batch(messages)
             }
@@ -66,6 +73,9 @@ struct JSONRPCEnvelope: Hashable {
     var jsonrpc: JSONValue?
     var method: Method?
     var params: Params?
+    /// The params' "id", when it was lent rather than put in `params`
+    /// (see ``LentPromiseID``).
+    var lentID: LentPromiseID?
 
     /// "method" as sent.
     enum Method: Hashable {
@@ -108,6 +118,19 @@ struct JSONRPCEnvelope: Hashable {
         self.init(id: members["id"], jsonrpc: members["jsonrpc"], method: members["method"], params: members["params"])
     }
 
+    /// Puts a lent id back into the params, as any other member: for a
+    /// "method" read again after them, which may not look the id up as bytes.
+    mutating func putBackLentID() {
+        guard let lent = lentID.take() else { return }
+        guard case .named(var named)? = params.take() else {
+            assertionFailure("an id is lent only from named params")
+            return
+        }
+        named.append(RPCParams.Pair(key: "id", value: .string(String(decoding: lent.bytes, as: UTF8.self)),
+                                    printableASCII: true))
+        params = .named(named)
+    }
+
     /// No member yet, for the parser to fill: the memberwise initialiser
     /// below, given no argument, made an empty envelope, copied it and
     /// destroyed the original, about 100 instructions a line.
@@ -131,14 +154,14 @@ extension JSONParser {
     /// its word and the params read as below, reading a create+resolve pair's
     /// lines went from about 4,300 instructions to 3,900 (callgrind).
     fileprivate mutating func parseEnvelope(
-        reusing spare: inout [RPCParams.Pair]?
+        reusing spare: inout [RPCParams.Pair]?, lendingIDs: Bool
     ) throws(JSONParseError) -> JSONRPCEnvelope? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
             _ = try parseValue()
             return nil
         }
         var envelope = JSONRPCEnvelope()
-        try parseEnvelopeMembers(into: &envelope, reusing: &spare)
+        try parseEnvelopeMembers(into: &envelope, reusing: &spare, lendingIDs: lendingIDs)
         // Moved out: returned as is, it was copied, then destroyed here
         // (about 140 instructions a request).
         return consume envelope
@@ -149,7 +172,7 @@ extension JSONParser {
     /// the compiler cannot `consume` a variable set in this loop.
     @inline(__always)
     private mutating func parseEnvelopeMembers(
-        into envelope: inout JSONRPCEnvelope, reusing spare: inout [RPCParams.Pair]?
+        into envelope: inout JSONRPCEnvelope, reusing spare: inout [RPCParams.Pair]?, lendingIDs: Bool
     ) throws(JSONParseError) {
         var more = try beginObject()
         while more {
@@ -164,8 +187,12 @@ extension JSONParser {
             }
             switch key {
             case .params?:
+                // Of the last "params" only, as every member: an id lent
+                // from an earlier one is dropped with it.
+                envelope.lentID = nil
                 if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
-                    envelope.params = .named(try parseNamedParams(reusing: &spare))
+                    let lending = lendingIDs && envelope.method.map(Self.looksUpOnlyItsID) == true
+                    envelope.params = .named(try parseNamedParams(reusing: &spare, lending: lending, &envelope.lentID))
                 } else {
                     envelope.params = .other(try parseValue())
                 }
@@ -178,6 +205,7 @@ extension JSONParser {
                 } else {
                     envelope.method = JSONRPCEnvelope.Method(try parseValue())
                 }
+                envelope.putBackLentID()
             case .jsonrpc?:
                 if index &+ 8 <= bytes.count, ByteLanes.load(bytes, at: index) & 0xFF_FFFF_FFFF == CompactText.version {
                     advance(by: 5)
@@ -194,10 +222,24 @@ extension JSONParser {
         }
     }
 
+    /// Whether a method's params are read with their id lent (see
+    /// ``LentPromiseID``): `resolve` and `reject`, which only look the
+    /// promise up by it, and are most of what a busy daemon is sent.
+    private static func looksUpOnlyItsID(_ method: JSONRPCEnvelope.Method) -> Bool {
+        switch method {
+        case .known(.resolve), .known(.reject): true
+        default: false
+        }
+    }
+
     /// Reads the params object (the parser is on its "{") member by member,
     /// into ``RPCParams`` as they come, marking the strings that need no
-    /// second look as promise ids.
-    private mutating func parseNamedParams(reusing spare: inout [RPCParams.Pair]?) throws(JSONParseError) -> RPCParams {
+    /// second look as promise ids. When `lending`, an "id" written as most
+    /// clients write it (`"id":"…"`, no escapes) and valid as an id of 16
+    /// bytes or more is left in the line, in `lentID`, not in the params.
+    private mutating func parseNamedParams(
+        reusing spare: inout [RPCParams.Pair]?, lending: Bool, _ lentID: inout LentPromiseID?
+    ) throws(JSONParseError) -> RPCParams {
         var pairs = spare.take() ?? []
         assert(pairs.isEmpty, "reused params storage is emptied first")
         // Room for most requests' params (one to three members) at once.
@@ -209,10 +251,19 @@ extension JSONParser {
                 key = compact.key
                 advance(by: compact.length)
                 skipWhitespace()
+                if lending, compact.length == 5 /* "id": */, let lent = lendableID() {
+                    // The last "id" counts: one read before is dropped.
+                    if lentID == nil && !pairs.isEmpty { pairs.removeAll { $0.key == "id" } }
+                    lentID = lent
+                    more = try endMember()
+                    continue
+                }
             } else {
                 if let common = parseCommonString() { key = common } else { key = try parseString() }
                 try endKey()
             }
+            // An id read as a pair after one was lent: the pair counts.
+            if lentID != nil, key == "id" { lentID = nil }
             if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
                 var printableASCII = false
                 let text = try parseString(printableASCII: &printableASCII)
@@ -223,6 +274,28 @@ extension JSONParser {
             more = try endMember()
         }
         return RPCParams(pairs: pairs)
+    }
+
+    /// Reads the string the parser is on, and returns its bytes, when it is a
+    /// valid id that ``LentPromiseID`` lends: printable ASCII without
+    /// escapes, of 16 to ``PromiseID/maxBytes`` bytes. Returns nil, having
+    /// read nothing, for any other value.
+    private mutating func lendableID() -> LentPromiseID? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        while end < bytes.count, end - start <= PromiseID.maxBytes {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                guard end - start >= LentPromiseID.minimumCount else { return nil }
+                let id = LentPromiseID(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<end])))
+                advance(by: end + 1 - index)
+                return id
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            end += 1
+        }
+        return nil
     }
 
     /// ``JSONParser/shortString()`` of the value the parser is on, if it is a string.

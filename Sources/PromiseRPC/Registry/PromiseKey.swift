@@ -22,19 +22,23 @@ public struct PromiseKey: Hashable, Sendable {
     }
 
     public static func == (lhs: PromiseKey, rhs: PromiseKey) -> Bool {
-        let (left, right) = (lhs.id.utf8, rhs.id.utf8)
-        let count = left.count
-        guard count == right.count else { return false }
-        guard count > 0 else { return true }
+        let right = rhs.id.utf8
+        guard lhs.id.utf8.count == right.count else { return false }
         // Native strings hold their UTF-8 contiguously: compared with memcmp,
         // as String's own == does (a generic elementsEqual, byte by byte, cost
         // 5% of a create+resolve pair).
-        let contiguous = left.withContiguousStorageIfAvailable { leftBytes in
-            right.withContiguousStorageIfAvailable { rightBytes in
-                memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, count) == 0
-            }
-        }
-        return (contiguous ?? nil) ?? left.elementsEqual(right)
+        let contiguous = right.withContiguousStorageIfAvailable { utf8(of: lhs.id, equals: UnsafeRawBufferPointer($0)) }
+        return contiguous ?? lhs.id.utf8.elementsEqual(right)
+    }
+
+    /// Whether the UTF-8 bytes of `id` are `bytes`.
+    static func utf8(of id: String, equals bytes: UnsafeRawBufferPointer) -> Bool {
+        let utf8 = id.utf8
+        let count = utf8.count
+        guard count == bytes.count else { return false }
+        guard count > 0 else { return true }
+        let contiguous = utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, bytes.baseAddress!, count) == 0 }
+        return contiguous ?? utf8.elementsEqual(bytes)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -62,6 +62,14 @@ struct PromiseMap<Value> {
         }
     }
 
+    /// The value of the id whose UTF-8 bytes are `bytes`, found with no
+    /// `String` made of them (see `LentPromiseID`).
+    subscript(bytes bytes: UnsafeRawBufferPointer) -> Value? {
+        guard count > 0 else { return nil }
+        let (index, found) = probe(IDHash.hash(bytes)) { PromiseKey.utf8(of: $0, equals: bytes) }
+        return found ? slots[index].value : nil
+    }
+
     subscript(id: String, default defaultValue: @autoclosure () -> Value) -> Value {
         get { self[id] ?? defaultValue() }
         _modify {
@@ -119,13 +127,20 @@ struct PromiseMap<Value> {
     /// The slot holding `id`, or the empty slot where a probe for it ends.
     /// The table must have slots.
     private func probe(_ id: String, _ hash: UInt64) -> (index: Int, found: Bool) {
+        probe(hash) { PromiseKey($0) == PromiseKey(id) }
+    }
+
+    /// The slot whose key has hash `hash` and `matches`, or the empty slot
+    /// where the probe ends.
+    @inline(__always)
+    private func probe(_ hash: UInt64, _ matches: (String) -> Bool) -> (index: Int, found: Bool) {
         slots.withUnsafeBufferPointer { slots in
             let mask = slots.count - 1
             var index = Int(truncatingIfNeeded: hash) & mask
             while true {
                 let slotHash = slots[index].hash
                 if slotHash == 0 { return (index, false) }
-                if slotHash == hash && PromiseKey(slots[index].key) == PromiseKey(id) { return (index, true) }
+                if slotHash == hash && matches(slots[index].key) { return (index, true) }
                 index = (index + 1) & mask
             }
         }

@@ -34,16 +34,18 @@ extension Registry {
     }
 
     /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
-    func resolve(_ params: RPCParams) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params.promiseID("id"))
+    /// `idBytes`: the id as bytes, when the caller read it so (in place of
+    /// `params`' "id"; see `LentPromiseID`).
+    func resolve(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
+        let entry = try entry(params, idBytes: idBytes)
         guard settle(entry, .success(params["value"] ?? .null)) else { throw alreadySettled(entry) }
         return entry
     }
 
     /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
     /// The reason's `origin` is this promise, whatever the client wrote there.
-    func reject(_ params: RPCParams) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params.promiseID("id"))
+    func reject(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
+        let entry = try entry(params, idBytes: idBytes)
         var rejection = RemoteRejection(message: "rejected")
         if let reason = params["reason"], !reason.isNull {
             rejection = try RemoteRejection(json: reason)

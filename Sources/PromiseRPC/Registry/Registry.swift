@@ -239,10 +239,20 @@ public final class Registry {
 
     /// The promise `id`, or -32001.
     func entry(_ id: String) throws(RPCError) -> RemotePromise {
-        guard let entry = entries[id] else {
-            throw RPCError(.noSuchPromise, "no promise with id \"\(id)\"", data: ["id": .string(id)])
-        }
+        guard let entry = entries[id] else { throw Self.noSuchPromise(id) }
         return entry
+    }
+
+    /// The promise a request names: by `idBytes` when given (a valid id,
+    /// read as bytes), else by `params`' "id".
+    func entry(_ params: RPCParams, idBytes: UnsafeRawBufferPointer?) throws(RPCError) -> RemotePromise {
+        guard let idBytes else { return try entry(params.promiseID("id")) }
+        guard let entry = entries[bytes: idBytes] else { throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self)) }
+        return entry
+    }
+
+    private static func noSuchPromise(_ id: String) -> RPCError {
+        RPCError(.noSuchPromise, "no promise with id \"\(id)\"", data: ["id": .string(id)])
     }
 
     /// Throws -32004 when `count` more promises would pass `limits.maxPromises`,
