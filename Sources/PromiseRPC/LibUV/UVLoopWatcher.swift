@@ -37,11 +37,13 @@ final class UVLoopWatcher: UVHandle {
         switch phase {
         case .idle:
             uv_idle_start(UnsafeMutablePointer(OpaquePointer(pointer))) { raw in
-                UVHandle.object(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw))?.body?()
+                UVHandle.withObject(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw)) { $0.body?() }
             }
         case .prepare:
+            // The watcher unretained (see `UVHandle.withObject`): the flush
+            // queue's runs every turn in which an answer is written.
             uv_prepare_start(UnsafeMutablePointer(OpaquePointer(pointer))) { raw in
-                UVHandle.object(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw))?.body?()
+                UVHandle.withObject(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw)) { $0.body?() }
             }
         }
     }
