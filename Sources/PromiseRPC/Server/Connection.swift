@@ -89,16 +89,14 @@ final class Connection: RPCPeer {
     /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
     private var lastDirectWriteTurn: UInt64?
     /// Set while the bytes of one read are handled (``received(_:)``): the
-    /// answers to them are queued, and written once the loop has handled
-    /// every client ready in its turn (the ``FlushQueue``), as Redis writes
-    /// its replies before it sleeps. Written at once, the first answer woke
-    /// the client while the daemon still had others to serve, and their
-    /// requests, coming back sooner, waited behind the turn: with 50
-    /// clients and each server pinned to a core, promised's p99 was 1.3
-    /// times Redis's, and 0.99 times with the answers written together
-    /// (DaemonBenchmarks `--only pinned`, both in one run).
+    /// first answer to them is written at once, the others when they have
+    /// all been handled. The answers to a read then leave as they left when
+    /// the ``FlushQueue``'s turns timed every write, without starting and
+    /// running its watcher for each request, about 460 instructions of a
+    /// create+resolve pair (`scripts/count-instructions.sh daemon`).
     /// `@exclusivity(unchecked)` as the buffers are.
     @exclusivity(unchecked) private var isReceiving = false
+    @exclusivity(unchecked) private var wroteWhileReceiving = false
     private let flushQueue: FlushQueue
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
     private let pauseThreshold: Int
@@ -160,13 +158,11 @@ final class Connection: RPCPeer {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard state == .active else { return }
         isReceiving = true
+        wroteWhileReceiving = false
         defer {
             isReceiving = false
-            // The answers queued by `send(line:)`, written at the end of the turn.
-            if !queued.isEmpty && !isFlushScheduled {
-                isFlushScheduled = true
-                flushQueue.schedule(self)
-            }
+            // The answers after the first, queued by `send(line:)`.
+            if !queued.isEmpty && !isFlushScheduled { flush() }
         }
         do {
             try framer.feed(bytes, lending: { line in
@@ -220,18 +216,21 @@ final class Connection: RPCPeer {
     func send(line message: UnsafeRawBufferPointer) -> Bool {
         guard isOpen, admits(message.count) else { return false }
         if !isFlushScheduled && !pipe.isWriting {
-            // An answer to what this client sent in this read: written with
-            // the read's others at the end of the turn (see `isReceiving`).
+            // Writing the first message at once spares a second visit to
+            // this connection later in the turn: with a settlement told to
+            // thousands of subscribers, that second pass over connections
+            // no longer in cache cost as much as the writes' own work. A
+            // pipelining client's later answers still leave together: at
+            // the end of the read (`received`) or of the turn.
             if isReceiving {
+                if queued.isEmpty && !wroteWhileReceiving {
+                    wroteWhileReceiving = true
+                    writeAtOnce(message)
+                    return isOpen
+                }
                 queued.append(message)
                 return true
             }
-            // Anything else (a settlement told to subscribers, an answer
-            // given later), the first of the turn, is written at once: that
-            // spares a second visit to this connection later in the turn,
-            // and with a settlement told to thousands of subscribers, that
-            // second pass over connections no longer in cache cost as much
-            // as the writes' own work.
             if queued.isEmpty, let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
                 lastDirectWriteTurn = turn
                 writeAtOnce(message)
