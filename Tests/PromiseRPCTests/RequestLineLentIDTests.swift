@@ -64,6 +64,26 @@ struct RequestLineLentIDTests {
         #expect(params == (try oracle(line)))
     }
 
+    @Test("ids of every length around the 8-byte steps are lent; DEL or a byte past ASCII anywhere in one is not")
+    func everyLengthAndPosition() throws {
+        for length in 16...41 {
+            // "#" to "[": printable, no quote or backslash.
+            let id = String((0..<length).map { Character(UnicodeScalar(UInt8(0x23 + $0 % 57))) })
+            let line = #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"\#(id)"}}"#
+            #expect(try read(line).lent == id, "\(line)")
+            for position in [0, 7, 8, 15, length - 1] {
+                for odd in ["\u{7F}", "é"] {
+                    var scalars = Array(id)
+                    scalars[position] = Character(odd)
+                    let line = #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"\#(String(scalars))"}}"#
+                    let (lent, params) = try read(line)
+                    #expect(lent == nil, "\(line)")
+                    #expect(params == (try oracle(line)), "\(line)")
+                }
+            }
+        }
+    }
+
     @Test("no id is lent for other methods, or when the method comes after the params")
     func onlyResolveAndRejectNamedFirst() throws {
         for line in [

@@ -284,6 +284,17 @@ extension JSONParser {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var end = start
+        // Eight bytes a step (see ``ByteLanes``) up to the first quote,
+        // backslash or control character, which the loop below reads: byte
+        // by byte, a 17-byte id cost about 100 instructions more.
+        while end &+ 8 <= bytes.count && end &- start <= PromiseID.maxBytes {
+            let word = ByteLanes.load(bytes, at: end)
+            let lane = ByteLanes.firstMarked(ByteLanes.special(word))
+            let before: UInt64 = lane == 8 ? .max : (1 &<< UInt64(lane &* 8)) &- 1
+            guard ByteLanes.atLeastDelete(word) & before == 0 else { return nil }
+            end &+= lane
+            if lane < 8 { break }
+        }
         while end < bytes.count, end - start <= PromiseID.maxBytes {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") {
