@@ -8,14 +8,19 @@ struct ReconnectOptions: ParsableArguments {
     @Option(
         name: .customLong("reconnect-timeout"),
         help: ArgumentHelp(
-            "When the daemon goes away, keep reconnecting for this many seconds (0: do not reconnect), then exit 69.",
+            """
+            When the daemon goes away, keep reconnecting for this many seconds (0: do not reconnect), then exit 69 \
+            (default: \(Int(ReconnectTimeout().seconds))).
+            """,
             valueName: "sec"))
-    var seconds: Double = ReconnectTimeout().seconds
+    /// Nil when not given, so that a command can refuse it where it does
+    /// not apply (`logs` without `--follow`).
+    var seconds: Double?
 
     func validate() throws { try timeout.validate() }
 
     /// The plain value (see ``ClientCall``).
-    var timeout: ReconnectTimeout { ReconnectTimeout(seconds: seconds) }
+    var timeout: ReconnectTimeout { seconds.map { ReconnectTimeout(seconds: $0) } ?? ReconnectTimeout() }
 }
 
 /// `--reconnect-timeout`, as a plain value (see ``ClientCall``).

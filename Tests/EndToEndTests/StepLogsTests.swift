@@ -38,6 +38,17 @@ struct StepLogsTests {
         }
     }
 
+    @Test("--timeout and --reconnect-timeout without --follow are usage errors that say so")
+    func followOnlyOptions() throws {
+        try E2EDaemon.with { daemon in
+            for (option, value) in [("--timeout", "5"), ("--reconnect-timeout", "5")] {
+                let refused = try daemon.ctl("logs", "x", option, value)
+                #expect(refused.status == 64, "\(refused)")
+                #expect(refused.stderr.contains("\(option) needs --follow"), "\(refused)")
+            }
+        }
+    }
+
     @Test("output over --max-log-bytes is cut from the front, and logs says so on stderr")
     func cutFromFrontWithNote() throws {
         try E2EDaemon.with(extraArguments: ["--max-log-bytes", "10"]) { daemon in

@@ -49,6 +49,8 @@ extension PromiseCtl {
                 throw ValidationError("--timeout must be a number of seconds, 0 or more")
             }
             if timeout != nil && !follow { throw ValidationError("--timeout needs --follow") }
+            // Only a follower reconnects: a plain `logs` asks once.
+            if reconnect.seconds != nil && !follow { throw ValidationError("--reconnect-timeout needs --follow") }
         }
 
         func run(with client: PromiseClient) throws {
