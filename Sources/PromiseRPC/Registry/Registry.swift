@@ -247,7 +247,9 @@ public final class Registry {
     /// read as bytes), else by `params`' "id".
     func entry(_ params: RPCParams, idBytes: UnsafeRawBufferPointer?) throws(RPCError) -> RemotePromise {
         guard let idBytes else { return try entry(params.promiseID("id")) }
-        guard let entry = entries[bytes: idBytes] else { throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self)) }
+        guard let entry = entries[bytes: idBytes] else {
+            throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
+        }
         return entry
     }
 
