@@ -34,14 +34,14 @@ final class UVLoopWatcher: UVHandle {
     func start() {
         guard !isActive, !isClosing else { return }
         isActive = true
+        // The watcher reached unretained (see `UVHandle.withObject`): the
+        // flush queue's runs every turn in which an answer is written.
         switch phase {
         case .idle:
             uv_idle_start(UnsafeMutablePointer(OpaquePointer(pointer))) { raw in
                 UVHandle.withObject(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw)) { $0.body?() }
             }
         case .prepare:
-            // The watcher unretained (see `UVHandle.withObject`): the flush
-            // queue's runs every turn in which an answer is written.
             uv_prepare_start(UnsafeMutablePointer(OpaquePointer(pointer))) { raw in
                 UVHandle.withObject(UVLoopWatcher.self, from: UnsafeMutableRawPointer(raw)) { $0.body?() }
             }

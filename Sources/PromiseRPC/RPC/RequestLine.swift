@@ -281,32 +281,12 @@ extension JSONParser {
     /// escapes, of 16 to ``PromiseID/maxBytes`` bytes. Returns nil, having
     /// read nothing, for any other value.
     private mutating func lendableID() -> LentPromiseID? {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        var end = start
-        // Eight bytes a step (see ``ByteLanes``) up to the first quote,
-        // backslash or control character, which the loop below reads: byte
-        // by byte, a 17-byte id cost about 100 instructions more.
-        while end &+ 8 <= bytes.count && end &- start <= PromiseID.maxBytes {
-            let word = ByteLanes.load(bytes, at: end)
-            let lane = ByteLanes.firstMarked(ByteLanes.special(word))
-            let before: UInt64 = lane == 8 ? .max : (1 &<< UInt64(lane &* 8)) &- 1
-            guard ByteLanes.atLeastDelete(word) & before == 0 else { return nil }
-            end &+= lane
-            if lane < 8 { break }
-        }
-        while end < bytes.count, end - start <= PromiseID.maxBytes {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                guard end - start >= LentPromiseID.minimumCount else { return nil }
-                let id = LentPromiseID(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<end])))
-                advance(by: end + 1 - index)
-                return id
-            }
-            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-            end += 1
-        }
-        return nil
+        guard let end = printableASCIIStringEnd(maxCount: PromiseID.maxBytes),
+              end - index - 1 >= LentPromiseID.minimumCount
+        else { return nil }
+        let id = LentPromiseID(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])))
+        advance(by: end + 1 - index)
+        return id
     }
 
     /// ``JSONParser/shortString()`` of the value the parser is on, if it is a string.
@@ -352,8 +332,7 @@ extension JSONParser {
     /// Reads a key: one of the envelope's, or nil for any other.
     private mutating func parseEnvelopeKey() throws(JSONParseError) -> JSONRPCEnvelope.Member? {
         if let word = parseShortString() { return JSONRPCEnvelope.Member(word: word) }
-        if let raw = parseASCIIStringBytes() {
-            guard raw.count <= 8 else { return nil }
+        if let raw = parseASCIIStringBytes(maxCount: 8) {
             // The parser is past the key's closing quote.
             return JSONRPCEnvelope.Member(word: word(from: index - 1 - raw.count, count: raw.count))
         }
