@@ -13,6 +13,10 @@ struct RoundTripResult {
     /// was watched (``measurePairsInTurn(_:clients:rounds:warmUp:duration:servers:)``),
     /// and the wall time of those rounds.
     var serverCPU = (user: 0.0, kernel: 0.0, wall: 0.0)
+    /// Pairs per second of each round added, in order: set against
+    /// another subject's round by round, they show how much of a ratio is
+    /// the machine's noise (see ``roundRatios(of:to:)``).
+    private(set) var roundPairsPerSecond: [Double] = []
 
     init(clients: Int, latencies: [UInt64] = [], seconds: Double = 0) {
         self.clients = clients
@@ -22,6 +26,7 @@ struct RoundTripResult {
 
     /// Counts another round of the same subject.
     mutating func add(_ round: RoundTripResult) {
+        roundPairsPerSecond.append(round.pairsPerSecond)
         latencies += round.latencies
         seconds += round.seconds
         serverCPU.user += round.serverCPU.user
@@ -51,6 +56,13 @@ struct RoundTripResult {
         }
         return (percentile(0.50), percentile(0.99))
     }
+}
+
+/// `subject`'s pairs/s over `anchor`'s, round by round: the rounds of one
+/// number were run one after the other (``measurePairsInTurn(_:clients:rounds:warmUp:duration:servers:)``),
+/// so that each ratio compares the two under the same conditions.
+func roundRatios(of subject: RoundTripResult, to anchor: RoundTripResult) -> [Double] {
+    zip(subject.roundPairsPerSecond, anchor.roundPairsPerSecond).compactMap { $1 > 0 ? $0 / $1 : nil }
 }
 
 /// Measures each of `subjects` in `rounds` slices of `duration / rounds`,

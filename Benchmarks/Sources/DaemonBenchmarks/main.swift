@@ -173,6 +173,16 @@ func run() throws {
                      anchor: anchor("kernelMicrosecondsPerPair"))
             }
         }
+        // The pairs/s ratio is of all rounds together; round by round, its
+        // spread shows how far this machine's noise moves it.
+        let ratios = roundRatios(of: results[1], to: results[0])
+
+        if !ratios.isEmpty {
+            for (statistic, value) in [("median", median(ratios)), ("min", ratios.min()!), ("max", ratios.max()!)] {
+                emit("\(prefix).promised.roundRatio.\(statistic)", value, "x Redis", better: "higher",
+                     extra: ["rounds": ratios.count])
+            }
+        }
     }
 
     // 5. Fan-out: one settlement, `subscribers` connections told, in rounds
