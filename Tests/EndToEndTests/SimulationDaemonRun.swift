@@ -159,6 +159,7 @@ struct SimulationDaemonRun {
         // The daemon's clock is real: its timers and retention run a little late.
         model.clockSlack = 1_500
         var arguments = ["--max-promises", "\(options.maxPromises)", "--max-value-bytes", "\(options.maxValueBytes)",
+                         "--max-batch-answer-bytes", "\(options.maxBatchAnswerBytes)",
                          "--log-level", "error",
                          // The model expects a restart to end every lease at once, as without a grace.
                          "--lease-grace", "0"]

@@ -94,6 +94,47 @@ struct RegistrySharedValueTests {
         #expect(store["follower"]?.valueOfParent == false)
     }
 
+    @Test("a then child resolved by a client before its parent keeps its own value, stored with the parent's change or after it")
+    func childResolvedByAClientKeepsItsValue() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        let peer = harness.connect()
+        // The child's resolve and the parent's in one commit (as in a batch
+        // line): the parent is fulfilled when the child is first written.
+        harness.call("create", ["id": "parent"], from: peer)
+        harness.call("then", ["id": "parent", "childId": "child"], from: peer)
+        harness.sendBatch([("resolve", ["id": "child", "value": false]), ("resolve", ["id": "parent", "value": [false, nil]])],
+                          from: peer)
+        #expect(harness.record("child", from: peer)["value"] == false)
+        // In two commits, the child written again once its parent is fulfilled
+        // (a child of its own changes its record).
+        harness.call("create", ["id": "parent2"], from: peer)
+        harness.call("then", ["id": "parent2", "childId": "child2"], from: peer)
+        harness.call("resolve", ["id": "child2", "value": "own"], from: peer)
+        harness.settleStore()
+        harness.call("resolve", ["id": "parent2", "value": "parent's"], from: peer)
+        harness.settleStore()
+        harness.call("then", ["id": "child2", "childId": "grandchild2"], from: peer)
+        harness.settleStore()
+        #expect(store["child"]?.valueOfParent == false)
+        #expect(store["child"]?.value == false)
+        #expect(store["child2"]?.valueOfParent == false)
+        #expect(store["child2"]?.value == "own")
+        #expect(store["grandchild2"]?.valueOfParent == true)
+
+        let second = try restart(from: store)
+        let client = second.connect()
+        #expect(second.record("child", from: client)["value"] == false)
+        #expect(second.record("child2", from: client)["value"] == "own")
+        #expect(second.record("grandchild2", from: client)["value"] == "own")
+        // Written again after the restart (a new child), it still keeps its own value.
+        second.call("then", ["id": "child", "childId": "grandchild"], from: client)
+        second.settleStore()
+        #expect(store["child"]?.valueOfParent == false)
+        let third = try restart(from: store)
+        #expect(third.record("child", from: third.connect())["value"] == false)
+    }
+
     @Test("in memory, a parent is not held back for the children that share its value")
     func inMemoryNothingIsHeldBack() {
         let harness = RPCHarness()

@@ -76,6 +76,13 @@ struct SimulationOptions: Sendable {
     /// (`maxValueBytes`) and a line's worth of the rest of a record or page
     /// (`maxLineBytes`), as docs/PROTOCOL.md ("Bounded values") promises.
     var maxAnswerBytes: Int { maxValueBytes + DaemonLimits().maxLineBytes }
+    /// The daemon's `maxBatchAnswerBytes`: that of a single answer, not the
+    /// 64 MiB default, so that batches over large values reach it and have
+    /// members' answers left out. A batch's answer may pass it by the short
+    /// errors that replace those (``batchAnswerSlack`` each).
+    var maxBatchAnswerBytes: Int { maxAnswerBytes }
+    /// Bytes a left-out member's -32004 error may take, with its id and comma.
+    static let batchAnswerSlack = 256
     /// Held promises may not pass this (`maxPromises` given to the registry or daemon).
     var maxPromises = 20_000
     /// The store's files may not pass this (in process, checked at each restart).

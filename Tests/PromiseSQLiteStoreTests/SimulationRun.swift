@@ -36,6 +36,7 @@ struct SimulationRun {
         var limits = DaemonLimits()
         limits.maxPromises = options.maxPromises
         limits.maxValueBytes = options.maxValueBytes
+        limits.maxBatchAnswerBytes = options.maxBatchAnswerBytes
         return limits
     }
 

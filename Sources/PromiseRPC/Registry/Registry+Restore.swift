@@ -105,6 +105,8 @@ extension Registry {
             let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
                                  parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
                                  restoring: stored)
+            // Stored with a value of its own: it keeps it, written again or not.
+            entry.hasOwnValue = stored.state == "fulfilled"
             fill(entry, from: stored)
             return (entry, nil)
         }

@@ -420,8 +420,9 @@ public final class Registry {
         return promises
     }
 
-    /// Marks a fulfilled `then` child without a command, whose parent is
-    /// held and fulfilled, as having its parent's value
+    /// Marks a fulfilled `then` child without a command, whose value came
+    /// from its parent (not from a client's `resolve`: ``RemotePromise/hasOwnValue``),
+    /// and whose parent is held and fulfilled, as having its parent's value
     /// (``RemotePromise/sharesParentValue``), so that the value is stored
     /// once, and counts it among the parent's dependents while it is held.
     /// Durable registries only: in memory the value is shared anyway.
@@ -429,7 +430,7 @@ public final class Registry {
     /// comes first (a child of a fulfilled parent is often written before
     /// the registry hears that it settled).
     func shareParentValue(_ entry: RemotePromise) {
-        guard journal != nil, !entry.sharesParentValue, entry.job == nil,
+        guard journal != nil, !entry.sharesParentValue, !entry.hasOwnValue, entry.job == nil,
               case .then = entry.kind, case .success? = entry.result,
               let parentID = entry.parentID, let parent = entries[parentID], case .success? = parent.result
         else { return }

@@ -88,6 +88,12 @@ final class RemotePromise {
     /// its parent's (``StoredPromise/valueOfParent``), and counts among the
     /// parent's ``dependents`` for as long as it is held.
     var sharesParentValue = false
+    /// A value that is not its parent's, however the parent settles: a
+    /// request fulfilled it (a `then` child resolved by a client while its
+    /// parent was pending), or it was stored with a value of its own. Such a
+    /// child never shares its parent's value (``sharesParentValue``): had it
+    /// done so, it came back from a restart with the parent's value.
+    @exclusivity(unchecked) var hasOwnValue = false
     /// Set once the registry observes the core promise's progress, which it
     /// does from the first subscription on (see `Registry.observeProgress`).
     var observesProgress = false
