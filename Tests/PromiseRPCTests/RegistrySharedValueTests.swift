@@ -13,6 +13,13 @@ struct RegistrySharedValueTests {
         return left.withUTF8 { leftBytes in right.withUTF8 { $0.baseAddress == leftBytes.baseAddress } }
     }
 
+    /// A durable registry over a fresh store, and a client of it.
+    private func durable() -> (store: MemoryPromiseStore, harness: RPCHarness, peer: RPCFakePeer) {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(store: store)
+        return (store, harness, harness.connect())
+    }
+
     private func restart(from store: MemoryPromiseStore) throws -> RPCHarness {
         let harness = RPCHarness(store: store)
         harness.registry.restore(try store.load())
@@ -46,9 +53,7 @@ struct RegistrySharedValueTests {
 
     @Test("a child made before its parent is fulfilled is also stored without the value")
     func pendingChildSharesOnceSettled() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = durable()
         harness.call("create", ["id": "parent"], from: peer)
         harness.call("then", ["id": "parent", "childId": "child"], from: peer)
         harness.call("then", ["id": "child", "childId": "grandchild"], from: peer)
@@ -62,9 +67,7 @@ struct RegistrySharedValueTests {
 
     @Test("a parent whose value a child shares is kept by forget until the child is forgotten")
     func sharedParentIsNeeded() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = durable()
         harness.call("create", ["id": "parent"], from: peer)
         harness.call("resolve", ["id": "parent", "value": 1], from: peer)
         harness.call("then", ["id": "parent", "childId": "child"], from: peer)
@@ -77,9 +80,7 @@ struct RegistrySharedValueTests {
 
     @Test("a rejected parent's child, and an exec child's output, keep their own reason and value")
     func onlyInheritedValuesAreShared() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = durable()
         harness.call("create", ["id": "parent"], from: peer)
         harness.call("resolve", ["id": "parent", "value": 1], from: peer)
         harness.call("then", ["id": "parent", "childId": "job", "exec": ["cat"]], from: peer)
@@ -96,9 +97,7 @@ struct RegistrySharedValueTests {
 
     @Test("a then child resolved by a client before its parent keeps its own value, stored with the parent's change or after it")
     func childResolvedByAClientKeepsItsValue() throws {
-        let store = MemoryPromiseStore()
-        let harness = RPCHarness(store: store)
-        let peer = harness.connect()
+        let (store, harness, peer) = durable()
         // The child's resolve and the parent's in one commit (as in a batch
         // line): the parent is fulfilled when the child is first written.
         harness.call("create", ["id": "parent"], from: peer)
