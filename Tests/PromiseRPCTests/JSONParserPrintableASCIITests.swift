@@ -28,7 +28,7 @@ struct JSONParserPrintableASCIITests {
     @Test("every length up to 40, with or without 8 bytes of line after it, is found up to maxCount")
     func lengths() {
         for count in 0...40 {
-            let text = "\"" + String((0..<count).map { Character(UnicodeScalar(UInt8(0x23 + $0 % 57))) }) + "\""
+            let text = "\"" + printableText(count: count) + "\""
             for tail in ["", "          "] {
                 #expect(length(of: text, maxCount: 40, tail: tail) == count, "\(count) \(tail.count)")
                 #expect(length(of: text, maxCount: count, tail: tail) == count, "\(count) at its max")

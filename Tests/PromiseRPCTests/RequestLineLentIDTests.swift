@@ -67,8 +67,7 @@ struct RequestLineLentIDTests {
     @Test("ids of every length around the 8-byte steps are lent; DEL or a byte past ASCII anywhere in one is not")
     func everyLengthAndPosition() throws {
         for length in 16...41 {
-            // "#" to "[": printable, no quote or backslash.
-            let id = String((0..<length).map { Character(UnicodeScalar(UInt8(0x23 + $0 % 57))) })
+            let id = printableText(count: length)
             let line = #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"\#(id)"}}"#
             #expect(try read(line).lent == id, "\(line)")
             for position in [0, 7, 8, 15, length - 1] {

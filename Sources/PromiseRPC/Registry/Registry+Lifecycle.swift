@@ -38,15 +38,7 @@ extension Registry {
     /// `params`' "id"; see `LentPromiseID`).
     func resolve(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
         let entry = try entry(params, idBytes: idBytes)
-        // Its value is its own, whenever its parent settles (see
-        // `shareParentValue`): marked before it settles, as the settlement's
-        // observers run at once, and put back if it was settled already.
-        let hadOwnValue = entry.hasOwnValue
-        entry.hasOwnValue = true
-        guard settle(entry, .success(params["value"] ?? .null)) else {
-            entry.hasOwnValue = hadOwnValue
-            throw alreadySettled(entry)
-        }
+        guard settle(entry, .success(params["value"] ?? .null)) else { throw alreadySettled(entry) }
         return entry
     }
 

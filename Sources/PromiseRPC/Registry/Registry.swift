@@ -380,8 +380,25 @@ public final class Registry {
     /// Fulfills or rejects `entry` with `result`: through its core promise
     /// when it has one, else at once, telling the registry as the core
     /// promise's observer would have. False when it was settled already.
+    ///
+    /// A value given here is the promise's own, never one its parent passed
+    /// on (``RemotePromise/hasOwnValue``, see ``shareParentValue(_:)``):
+    /// marked before it settles, as the settlement's observers may run at
+    /// once, and put back if it had settled already.
     @discardableResult
     func settle(_ entry: RemotePromise, _ result: Result<JSONValue, any Error>) -> Bool {
+        guard case .success = result else { return deliver(result, to: entry) }
+        let hadOwnValue = entry.hasOwnValue
+        entry.hasOwnValue = true
+        guard deliver(result, to: entry) else {
+            entry.hasOwnValue = hadOwnValue
+            return false
+        }
+        return true
+    }
+
+    /// ``settle(_:_:)``'s settling.
+    private func deliver(_ result: Result<JSONValue, any Error>, to entry: RemotePromise) -> Bool {
         if let core = entry.corePromise {
             switch result {
             case .success(let value): return core.fulfill(value)
