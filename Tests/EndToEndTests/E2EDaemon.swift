@@ -151,13 +151,16 @@ final class E2ERunningCommand {
         try process.run()
     }
 
+    // A command a test started and never finished (it was killed, or left
+    // to the daemon's stop) would leave its folder in /tmp for good.
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
     var pid: pid_t { process.processIdentifier }
     var stdoutSoFar: String { (try? String(contentsOfFile: directory + "/out", encoding: .utf8)) ?? "" }
     var stderrSoFar: String { (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "" }
 
     /// Waits up to `timeout` for the end (then kills it and throws) and returns what it did.
     func finish(timeout: Duration = .seconds(20)) throws -> E2ECommandResult {
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
         if process.isRunning {
