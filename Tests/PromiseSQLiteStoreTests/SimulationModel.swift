@@ -836,6 +836,7 @@ final class SimulationModel {
             return
         }
         if message.contains("quarantine") { return }
+        if timedOutAbove(id, reason: record["reason"], after: after) { return }
         let links = (entry.parent.map { [$0] } ?? []) + entry.inputs
         let linkSettledByRestart = links.contains { link in
             let key = Self.key(link)
@@ -843,6 +844,29 @@ final class SimulationModel {
         }
         if linkSettledByRestart && !message.hasPrefix("cannot be restored") { return }
         fail("\(id) was pending before a restart and is \(Self.settlement(record).description.prefix(300)) after it, for no documented reason")
+    }
+
+    /// Whether `reason` is the timeout of a promise up `id`'s links whose
+    /// deadline has passed. The daemon variant reads the records after a
+    /// restart in several `list` pages, one loop turn each (a page is
+    /// bounded in bytes): a timer that fires between two pages rejects a
+    /// link read on an earlier one, still pending there, and what came down
+    /// from it, read on a later one (seed 437000521, step 189).
+    private func timedOutAbove(_ id: String, reason: JSONValue?, after: [[UInt8]: JSONValue]) -> Bool {
+        guard reason?["code"] == -32005, let origin = reason?["origin"]?.stringValue,
+            let timeout = known[Self.key(origin)]?.timeoutMs,
+            let created = after[Self.key(origin)]?["created"]?.intValue,
+            now() + clockSlack >= Int64(created + timeout)
+        else { return false }
+        var above = [id]
+        var seen: Set<String> = []
+        while let next = above.popLast() {
+            guard seen.insert(next).inserted, let entry = known[Self.key(next)] else { continue }
+            let links = (entry.parent.map { [$0] } ?? []) + entry.inputs
+            if links.contains(origin) { return true }
+            above += links
+        }
+        return false
     }
 
     /// `id` with every non-ASCII code point written `\u{…}`: canonically equivalent ids look alike.
