@@ -106,6 +106,19 @@ final class UVPipe: UVHandle {
         try resumeReading()
     }
 
+    /// Reads what the socket holds now, without waiting, and hands it to
+    /// `onRead` as libuv's reads are (see `ReadAhead`). Nothing is read
+    /// while reading is paused. At end of stream or on an error it reads
+    /// nothing, and libuv's next read meets either again and reports it.
+    func readNow() {
+        guard isReading, !isClosing, let onRead, let fd = fileDescriptor else { return }
+        let buffer = loop.readBuffer
+        // `recv` rather than `read`, as `tryWrite` sends: it skips the file layer.
+        let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        guard count > 0 else { return }
+        onRead(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+    }
+
     /// Stops reading for now (back-pressure); ``resumeReading()`` goes on
     /// with the same callbacks. Bytes the peer sends meanwhile wait in the
     /// socket, and the peer's writes block once it is full.

@@ -5,6 +5,8 @@ import Logging
 /// Reading: bytes → ``LineFramer`` → `handler.handle(line:from:)`, one call
 /// per line, in order. A line over `DaemonLimits.maxLineBytes` gets one
 /// -32004 error line, then the connection closes once that line is written.
+/// When a loop turn read more than one connection, each is read once more
+/// as the turn ends (``ReadAhead``), unless its reading is paused.
 ///
 /// Writing never blocks the loop. Messages come as lines, newline included
 /// (see `RPCPeer.send(_:)`). The first one ``send(_:)`` gets since the
@@ -98,6 +100,8 @@ final class Connection: RPCPeer {
     @exclusivity(unchecked) private var isReceiving = false
     @exclusivity(unchecked) private var wroteWhileReceiving = false
     private let flushQueue: FlushQueue
+    /// The ``FlushQueue`` turn in which this connection was last read.
+    private var lastReadTurn: UInt64?
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
     private let pauseThreshold: Int
     private var isReadPaused = false
@@ -157,6 +161,11 @@ final class Connection: RPCPeer {
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard state == .active else { return }
+        let turn = flushQueue.currentTurn
+        if lastReadTurn != turn {
+            lastReadTurn = turn
+            flushQueue.didRead(self)
+        }
         isReceiving = true
         wroteWhileReceiving = false
         defer {
@@ -182,6 +191,13 @@ final class Connection: RPCPeer {
                             "line too long: more than \(error.limit) bytes (the daemon's maxLineBytes; promised --max-line-bytes sets it)",
                             data: ["limit": "maxLineBytes", "value": .int(error.limit), "flag": "--max-line-bytes"]))
         }
+    }
+
+    /// Reads what the client sent since, unless it was read in this turn
+    /// already or reading is paused (see ``ReadAhead``).
+    func readAhead() {
+        guard state == .active, !isReadPaused, lastReadTurn != flushQueue.currentTurn else { return }
+        pipe.readNow()
     }
 
     private func readDidEnd(_ error: UVError?) {

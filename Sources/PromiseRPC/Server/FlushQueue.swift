@@ -6,6 +6,10 @@
 /// waits here. So the answers to a read of many pipelined requests leave in
 /// two writes rather than one system call per answer, at the cost of a
 /// memory copy, and a lone request or notification is not held at all.
+///
+/// A turn's end is also when the connections read in it are read once
+/// more (``ReadAhead``), before what is waiting is flushed: the answers
+/// to what is read then leave in the same flush.
 /// Loop-thread only.
 final class FlushQueue {
     // `@exclusivity(unchecked)` for the reason given in `Registry`: loop
@@ -16,6 +20,7 @@ final class FlushQueue {
     @exclusivity(unchecked) private var waiting: [Connection] = []
     @exclusivity(unchecked) private var spare: [Connection] = []
     @exclusivity(unchecked) private var prepare: UVLoopWatcher?
+    private let readAhead = ReadAhead()
 
     init(loop: UVLoop) throws(UVError) {
         // Unowned: this queue owns the watcher and closes it (``close()``)
@@ -37,6 +42,16 @@ final class FlushQueue {
         return turn
     }
 
+    /// The turn now under way: ``Connection`` notes the turn it last read in.
+    var currentTurn: UInt64 { turn }
+
+    /// `connection` was read for the first time in this turn: it is read
+    /// again when the turn ends, if it is not the turn's only one (see
+    /// ``ReadAhead``).
+    func didRead(_ connection: Connection) {
+        if readAhead.didRead(connection) { prepare?.start() }
+    }
+
     /// Flushes `connection` before the loop next waits for I/O.
     func schedule(_ connection: Connection) {
         waiting.append(connection)
@@ -49,6 +64,7 @@ final class FlushQueue {
     /// queued meanwhile is flushed here rather than left for a later turn.
     private func flushAll() {
         turn &+= 1
+        readAhead.readAgain()
         while !waiting.isEmpty {
             swap(&waiting, &spare)
             for connection in spare {
@@ -59,13 +75,15 @@ final class FlushQueue {
             // instructions a turn.
             spare.removeAllKeepingStorage()
         }
-        prepare?.stop()
+        // What was read again counts for the next turn, which must end too.
+        if !readAhead.needsTurnEnd { prepare?.stop() }
     }
 
     func close() {
         prepare?.close()
         prepare = nil
         waiting = []
+        readAhead.close()
     }
 }
 
