@@ -7,9 +7,9 @@
 /// two writes rather than one system call per answer, at the cost of a
 /// memory copy, and a lone request or notification is not held at all.
 ///
-/// A turn's end is also when the connections read in it are read once
-/// more (``ReadAhead``), before what is waiting is flushed: the answers
-/// to what is read then leave in the same flush.
+/// A turn's end is also when the connections read in it, if more than
+/// one, are read once more (``ReadAhead``), before what is waiting is
+/// flushed: the answers to what is read then leave in the same flush.
 /// Loop-thread only.
 final class FlushQueue {
     // `@exclusivity(unchecked)` for the reason given in `Registry`: loop
