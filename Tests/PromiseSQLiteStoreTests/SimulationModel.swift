@@ -104,6 +104,8 @@ final class SimulationModel {
         var nesting: Int
         /// Resolved with large values.
         var big: Bool
+        /// What it takes its settlement from: its parent, then its inputs.
+        var links: [String] { (parent.map { [$0] } ?? []) + inputs }
     }
 
     private var known: [[UInt8]: Known] = [:]
@@ -837,8 +839,7 @@ final class SimulationModel {
         }
         if message.contains("quarantine") { return }
         if timedOutAbove(id, reason: record["reason"], after: after) { return }
-        let links = (entry.parent.map { [$0] } ?? []) + entry.inputs
-        let linkSettledByRestart = links.contains { link in
+        let linkSettledByRestart = entry.links.contains { link in
             let key = Self.key(link)
             return before[key]?["state"] == "pending" && after[key]?["state"] != "pending"
         }
@@ -862,9 +863,8 @@ final class SimulationModel {
         var seen: Set<String> = []
         while let next = above.popLast() {
             guard seen.insert(next).inserted, let entry = known[Self.key(next)] else { continue }
-            let links = (entry.parent.map { [$0] } ?? []) + entry.inputs
-            if links.contains(origin) { return true }
-            above += links
+            if entry.links.contains(origin) { return true }
+            above += entry.links
         }
         return false
     }

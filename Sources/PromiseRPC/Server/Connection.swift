@@ -161,7 +161,7 @@ final class Connection: RPCPeer {
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard state == .active else { return }
-        let turn = flushQueue.currentTurn
+        let turn = flushQueue.turn
         if lastReadTurn != turn {
             lastReadTurn = turn
             flushQueue.didRead(self)
@@ -193,10 +193,10 @@ final class Connection: RPCPeer {
         }
     }
 
-    /// Reads what the client sent since, unless it was read in this turn
-    /// already or reading is paused (see ``ReadAhead``).
+    /// Reads what the client sent since (see ``ReadAhead``). The pipe reads
+    /// nothing once reading is paused, ended or closed.
     func readAhead() {
-        guard state == .active, !isReadPaused, lastReadTurn != flushQueue.currentTurn else { return }
+        assert(lastReadTurn != flushQueue.turn, "a connection is read again once a turn, at its end")
         pipe.readNow()
     }
 

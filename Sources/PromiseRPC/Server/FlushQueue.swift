@@ -15,8 +15,9 @@ final class FlushQueue {
     // `@exclusivity(unchecked)` for the reason given in `Registry`: loop
     // thread only, no overlapping access, a runtime check per access.
     /// Counts the runs of this queue: a turn ends when the loop is about to
-    /// sleep after a connection wrote at once.
-    @exclusivity(unchecked) private var turn: UInt64 = 0
+    /// sleep after a connection wrote at once or several were read.
+    /// ``Connection`` notes the turn it last read in.
+    @exclusivity(unchecked) private(set) var turn: UInt64 = 0
     @exclusivity(unchecked) private var waiting: [Connection] = []
     @exclusivity(unchecked) private var spare: [Connection] = []
     @exclusivity(unchecked) private var prepare: UVLoopWatcher?
@@ -41,9 +42,6 @@ final class FlushQueue {
         prepare?.start()
         return turn
     }
-
-    /// The turn now under way: ``Connection`` notes the turn it last read in.
-    var currentTurn: UInt64 { turn }
 
     /// `connection` was read for the first time in this turn: it is read
     /// again when the turn ends, if it is not the turn's only one (see
