@@ -16,7 +16,9 @@
 /// ahead, 5-17% of a round's took 600-1,000 µs, with it 2-4%. Over 19 runs
 /// with it and 15 without, alternated: p99 1.10x Redis's (median) where it
 /// was 1.15x, pairs/s 0.98x Redis's (mean) where 0.97x. Half of the
-/// requests are then read here, and a read here found nothing once in 600.
+/// requests are then read here, and a read here finds nothing in 0.2-1.5%
+/// of cases (two pinned runs: the `recv`s that returned nothing, counted
+/// with `perf stat --filter 'ret < 1'`).
 ///
 /// Only when the turn read more than one connection: a lone client sends
 /// its next request after it has read its answer, later than this, so its
