@@ -50,6 +50,76 @@ struct ValueTextCacheTests {
         #expect(harness.record("child", from: peer)["value"] == large)
     }
 
+    @Test("a chain of then children of a fulfilled parent, stored without values of their own, shares the parent's text")
+    func chainSharesRootText() throws {
+        let harness = RPCHarness(store: MemoryPromiseStore())
+        let peer = harness.connect()
+        harness.call("create", ["id": "root"], from: peer)
+        harness.call("resolve", ["id": "root", "value": large], from: peer)
+        harness.sendBatch([
+            ("then", ["id": "root", "childId": "c1"]),
+            ("then", ["id": "c1", "childId": "c2", "on": "settled"]),
+            ("then", ["id": "c2", "childId": "c3", "on": "rejected"]),
+        ], from: peer)
+        let line = try #require(peer.sent.last)
+        let answers = try #require(try JSONValue(parsing: line).arrayValue)
+        #expect(answers.map { $0["result"]?["value"] } == [large, large, large])
+        let root = try #require(harness.registry.entries["root"])
+        let rootText = try #require(harness.registry.valueText(of: root))
+        for id in ["c1", "c2", "c3"] {
+            let child = try #require(harness.registry.entries[id])
+            let text = try #require(harness.registry.valueText(of: child))
+            #expect(text.withUnsafeBufferPointer { $0.baseAddress } == rootText.withUnsafeBufferPointer { $0.baseAddress })
+        }
+        #expect(harness.registry.valueTexts.bytes == rootText.count)
+    }
+
+    @Test("in memory, a child whose parent was forgotten and made again keeps its own value's text, not the new parent's")
+    func childOfRemadeParentKeepsItsValue() throws {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        let other = JSONValue.string(String(repeating: "n", count: ValueTextCache.threshold))
+        harness.call("create", ["id": "parent"], from: peer)
+        harness.call("resolve", ["id": "parent", "value": large], from: peer)
+        harness.call("then", ["id": "parent", "childId": "child"], from: peer)
+        harness.call("forget", ["ids": ["parent"]], from: peer)
+        harness.call("create", ["id": "parent"], from: peer)
+        harness.call("resolve", ["id": "parent", "value": other], from: peer)
+        try expectValue(of: "child", is: large, in: harness, from: peer)
+    }
+
+    @Test("a then child a client resolved keeps the text of its own value, not its parent's")
+    func childWithOwnValueKeepsItsText() throws {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        let own = JSONValue.string(String(repeating: "o", count: ValueTextCache.threshold))
+        harness.call("create", ["id": "parent"], from: peer)
+        harness.call("then", ["id": "parent", "childId": "child"], from: peer)
+        harness.call("resolve", ["id": "child", "value": own], from: peer)
+        harness.call("resolve", ["id": "parent", "value": large], from: peer)
+        try expectValue(of: "child", is: own, in: harness, from: peer)
+    }
+
+    @Test("a batch of thens of a large value: the first answers carry it, the rest are -32004, every child made, its text kept once")
+    func batchOfThensMeasuresTheKeptText() throws {
+        var limits = DaemonLimits()
+        limits.maxBatchAnswerBytes = 100_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        harness.call("create", ["id": "big"], from: peer)
+        harness.call("resolve", ["id": "big", "value": large], from: peer)
+        harness.sendBatch((0..<50).map { ("then", ["id": "big", "childId": .string("c\($0)")]) }, from: peer)
+        let line = try #require(peer.sent.last)
+        let answers = try #require(try JSONValue(parsing: line).arrayValue)
+        #expect(answers.count == 50)
+        #expect(answers.first?["result"]?["value"] == large)
+        for answer in answers.dropFirst() {
+            #expect(answer["error"]?["data"]?["limit"] == "maxBatchAnswerBytes")
+        }
+        #expect((0..<50).allSatisfy { harness.registry.entries["c\($0)"] != nil })
+        #expect(harness.registry.valueTexts.bytes == large.serialized().count)
+    }
+
     @Test("past its budget the cache lets the oldest texts go, and they are written again when asked for")
     func budgetDropsOldest() throws {
         var limits = DaemonLimits()
@@ -85,5 +155,15 @@ struct ValueTextCacheTests {
             let answer = try JSONValue(parsing: line)
             #expect(answer["result"] == record)
         }
+    }
+
+    /// `id`'s kept text is `value`'s, and its record gives `value`.
+    private func expectValue(
+        of id: String, is value: JSONValue, in harness: RPCHarness, from peer: RPCFakePeer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let entry = try #require(harness.registry.entries[id], sourceLocation: sourceLocation)
+        #expect(harness.registry.valueText(of: entry) == value.serialized(), sourceLocation: sourceLocation)
+        #expect(harness.record(id, from: peer, sourceLocation: sourceLocation)["value"] == value, sourceLocation: sourceLocation)
     }
 }

@@ -12,8 +12,10 @@ import Promise
 /// runs a command: its children are cancelled.
 extension Registry {
     /// `then`: `id` (parent), `childId?`, `on?`, `exec?`, `cwd?`, `env?`,
-    /// `pool?` (Registry+Pools.swift), `ifExists?` → the child's record.
-    func then(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    /// `pool?` (Registry+Pools.swift), `ifExists?` → the child, whose record
+    /// the dispatcher writes as it answers: a large value taken from the
+    /// parent is then written once for all the children that carry it.
+    func then(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let parentID = try params.promiseID("id")
         let requested = try params.optionalPromiseID("childId")
         let on = try params.choice("on", ["fulfilled", "rejected", "settled"]) ?? "fulfilled"
@@ -35,9 +37,9 @@ extension Registry {
         let pool = try checkStepPool(params, hasExec: spec != nil)
         let parent = try entry(parentID)
         let (id, existing) = try claim(requested, ifExists: ifExists)
-        if let existing { return record(existing) }
+        if let existing { return existing }
         try reserve()
-        return record(makeChild(of: parent, id: id, on: on, exec: spec, pool: pool))
+        return makeChild(of: parent, id: id, on: on, exec: spec, pool: pool)
     }
 
     /// Makes and registers the `then` child `id` of `parent`: at a `then`

@@ -465,22 +465,58 @@ public final class Registry {
     /// Nil while it is not fulfilled, or for a value short enough to write
     /// in place.
     func valueText(of entry: RemotePromise) -> [UInt8]? {
-        // Before `didSettle` (the answer to the `resolve` itself) the value
-        // is the request's own and the core promise still holds it: written
-        // in place, with no lock taken to read it.
-        guard entry.settlementHandled, !entry.hasNoValueText else { return nil }
+        guard entry.settlementHandled else {
+            // Before `didSettle` (the answer to the `resolve` itself) the
+            // value is the request's own and the core promise still holds
+            // it: written in place, with no lock taken to read it. But a
+            // child that settled in the request that made it has its
+            // parent's value, whose text may be kept.
+            return entry.isThenWithoutCommand ? parentValueText(ofUnhandled: entry) : nil
+        }
+        guard !entry.hasNoValueText else { return nil }
         guard case .success(let value)? = entry.result else {
             entry.hasNoValueText = true
             return nil
         }
-        // A child stored without a value of its own has its parent's: one text for both.
-        var owner = entry
-        if entry.sharesParentValue, let parentID = entry.parentID, let parent = entries[parentID] { owner = parent }
-        guard let text = valueTexts.text(of: value, ownedBy: owner) else {
+        guard let text = valueTexts.text(of: value, ownedBy: valueOwner(of: entry)) else {
             entry.hasNoValueText = true
             return nil
         }
         return text
+    }
+
+    /// The kept text of the value a `then` child without a command took
+    /// from its parent, before the registry has heard that it settled (in
+    /// the answer to the request that settled it): a batch of 1,000 `then`s
+    /// of a 16 MB value counted it each time, up to the room left in the
+    /// batch's answer (2 s). The child was pending until this request, and
+    /// a pending child's parent is kept (retention, `forget`), so the
+    /// promise under its parent's id is the one whose value it took.
+    private func parentValueText(ofUnhandled entry: RemotePromise) -> [UInt8]? {
+        guard !entry.hasOwnValue, case .success? = entry.result, let parentID = entry.parentID,
+              let parent = entries[parentID], case .success? = parent.result
+        else { return nil }
+        return valueText(of: parent)
+    }
+
+    /// Bytes of `entry`'s value as JSON text: its kept text's, or counted
+    /// up to `limit`; 0 with no limit.
+    func valueByteCount(of entry: RemotePromise, upTo limit: Int?) -> Int {
+        guard let limit else { return 0 }
+        return valueText(of: entry)?.count ?? entry.valueByteCount(upTo: limit)
+    }
+
+    /// The promise whose value `entry`'s is: up the links of children
+    /// stored without a value of their own (``RemotePromise/sharesParentValue``),
+    /// one text for all of a chain (a batch of 27 `then`s down a chain over
+    /// a 0.8 MB value wrote it 27 times). Such a child keeps its parent held
+    /// (``RemotePromise/dependents``), so the id leads to the same parent.
+    private func valueOwner(of entry: RemotePromise) -> RemotePromise {
+        var owner = entry
+        while owner.sharesParentValue, let parentID = owner.parentID, let parent = entries[parentID] {
+            owner = parent
+        }
+        return owner
     }
 
     /// `entry`'s record as JSON text, for answers that several readers share.

@@ -64,6 +64,13 @@ final class RemotePromise {
     @exclusivity(unchecked) private var outcome: Result<JSONValue, any Error>?
     private let kindCode: UInt8
     var kind: Kind { kindCode == 0 ? .created : Kind.all[Int(kindCode)] }
+    /// A `then` child without a command, which settles as its parent did.
+    /// A `create`d promise is told by its code alone, without making the
+    /// kind: every answer to a create or resolve asks.
+    var isThenWithoutCommand: Bool {
+        guard kindCode != 0, case .then(_, exec: false) = kind else { return false }
+        return true
+    }
     /// Pending promises that still need this one: its pending `then`
     /// children and the pending combinators it is an input of, once per
     /// use (an input named three times counts three). While any remain,
