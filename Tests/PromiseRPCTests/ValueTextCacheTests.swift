@@ -5,7 +5,12 @@ import Testing
 /// waits and notifications that carry them.
 @Suite("Value text cache")
 struct ValueTextCacheTests {
-    private let large = JSONValue.string(String(repeating: "v", count: ValueTextCache.threshold))
+    private let large = Self.large("v")
+
+    /// A string value just long enough to be kept.
+    private static func large(_ character: Character) -> JSONValue {
+        .string(String(repeating: character, count: ValueTextCache.threshold))
+    }
 
     @Test("a large value is written once: later answers copy the kept text, byte for byte what writing it gives")
     func largeValueIsWrittenOnce() throws {
@@ -78,7 +83,7 @@ struct ValueTextCacheTests {
     func childOfRemadeParentKeepsItsValue() throws {
         let harness = RPCHarness()
         let peer = harness.connect()
-        let other = JSONValue.string(String(repeating: "n", count: ValueTextCache.threshold))
+        let other = Self.large("n")
         harness.call("create", ["id": "parent"], from: peer)
         harness.call("resolve", ["id": "parent", "value": large], from: peer)
         harness.call("then", ["id": "parent", "childId": "child"], from: peer)
@@ -92,7 +97,7 @@ struct ValueTextCacheTests {
     func childWithOwnValueKeepsItsText() throws {
         let harness = RPCHarness()
         let peer = harness.connect()
-        let own = JSONValue.string(String(repeating: "o", count: ValueTextCache.threshold))
+        let own = Self.large("o")
         harness.call("create", ["id": "parent"], from: peer)
         harness.call("then", ["id": "parent", "childId": "child"], from: peer)
         harness.call("resolve", ["id": "child", "value": own], from: peer)

@@ -447,12 +447,20 @@ public final class Registry {
     /// comes first (a child of a fulfilled parent is often written before
     /// the registry hears that it settled).
     func shareParentValue(_ entry: RemotePromise) {
-        guard journal != nil, !entry.sharesParentValue, !entry.hasOwnValue, entry.job == nil,
-              case .then = entry.kind, case .success? = entry.result,
-              let parentID = entry.parentID, let parent = entries[parentID], case .success? = parent.result
-        else { return }
+        guard journal != nil, !entry.sharesParentValue, let parent = parentWithValue(of: entry) else { return }
         entry.sharesParentValue = true
         parent.addDependents(1)
+    }
+
+    /// The parent whose value `entry` has, when `entry` is a fulfilled
+    /// `then` child without a command and without a value of its own
+    /// (``RemotePromise/hasOwnValue``), and its parent is held and fulfilled.
+    private func parentWithValue(of entry: RemotePromise) -> RemotePromise? {
+        guard entry.isThenWithoutCommand, !entry.hasOwnValue, case .success? = entry.result,
+              let parentID = entry.parentID, let parent = entries[parentID], case .success? = parent.result
+        else { return nil }
+        assert(entry.job == nil, "a then child without a command has no job")
+        return parent
     }
 
     /// The record of `entry`, now.
@@ -470,8 +478,14 @@ public final class Registry {
             // value is the request's own and the core promise still holds
             // it: written in place, with no lock taken to read it. But a
             // child that settled in the request that made it has its
-            // parent's value, whose text may be kept.
-            return entry.isThenWithoutCommand ? parentValueText(ofUnhandled: entry) : nil
+            // parent's value, whose text may be kept (a batch of 1,000
+            // `then`s of a 16 MB value counted it each time, up to the room
+            // left in the batch's answer: 2 s). It was pending until this
+            // request, and a pending child's parent is kept (retention,
+            // `forget`): the promise under its parent's id is the one whose
+            // value it took. (`parentWithValue` asks the kind first, so a
+            // `create` or `resolve` answer pays one byte's comparison.)
+            return parentWithValue(of: entry).flatMap(valueText(of:))
         }
         guard !entry.hasNoValueText else { return nil }
         guard case .success(let value)? = entry.result else {
@@ -483,20 +497,6 @@ public final class Registry {
             return nil
         }
         return text
-    }
-
-    /// The kept text of the value a `then` child without a command took
-    /// from its parent, before the registry has heard that it settled (in
-    /// the answer to the request that settled it): a batch of 1,000 `then`s
-    /// of a 16 MB value counted it each time, up to the room left in the
-    /// batch's answer (2 s). The child was pending until this request, and
-    /// a pending child's parent is kept (retention, `forget`), so the
-    /// promise under its parent's id is the one whose value it took.
-    private func parentValueText(ofUnhandled entry: RemotePromise) -> [UInt8]? {
-        guard !entry.hasOwnValue, case .success? = entry.result, let parentID = entry.parentID,
-              let parent = entries[parentID], case .success? = parent.result
-        else { return nil }
-        return valueText(of: parent)
     }
 
     /// Bytes of `entry`'s value as JSON text: its kept text's, or counted
