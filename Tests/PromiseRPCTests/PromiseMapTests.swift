@@ -44,6 +44,24 @@ struct PromiseMapTests {
         for number in 0..<1_000 { #expect(map["k\(number)"] == (number.isMultiple(of: 2) ? nil : number)) }
     }
 
+    @Test("a table grown past two huge pages (262,144 slots, 8 MB, advised to the kernel) keeps every id and its value")
+    func growsOntoHugePages() {
+        var map = PromiseMap<Int>()
+        let count = 100_000
+        for number in 0..<count { map["p\(number)"] = number }
+        #expect(map.count == count)
+        for number in 0..<count where map["p\(number)"] != number {
+            Issue.record("p\(number) is \(String(describing: map["p\(number)"]))")
+            break
+        }
+        for number in stride(from: 0, to: count, by: 3) { map["p\(number)"] = nil }
+        #expect(map.count == count - (count + 2) / 3)
+        #expect(map["p3"] == nil)
+        #expect(map["p4"] == 4)
+        #expect(map["p\(count - 1)"] == nil)
+        #expect(map["p\(count - 2)"] == count - 2)
+    }
+
     @Test("a value moved out through the default subscript is not copied: appending keeps one buffer")
     func defaultSubscriptModifiesInPlace() {
         var map = PromiseMap<[Int]>()

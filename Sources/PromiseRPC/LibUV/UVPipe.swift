@@ -113,8 +113,9 @@ final class UVPipe: UVHandle {
     func readNow() {
         guard isReading, !isClosing, let onRead, let fd = fileDescriptor else { return }
         let buffer = loop.readBuffer
-        // `recv` rather than `read`, as `tryWrite` sends: it skips the file layer.
-        let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        // `recv` rather than `read`, as `tryWrite` sends: it skips the file
+        // layer; and without glibc's wrapper (see `CLibUV_recv`).
+        let count = CLibUV_recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
         guard count > 0 else { return }
         onRead(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
@@ -187,11 +188,12 @@ final class UVPipe: UVHandle {
     /// on 1,000 Unix socketpairs), and the daemon makes one call per answer
     /// and per subscriber told. Like `uv_try_write`, it writes nothing while
     /// libuv still queues bytes of this pipe, so bytes keep their order.
+    /// `send` is called without glibc's cancellation wrapper (`CLibUV_send`).
     func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
         guard let fd = fileDescriptor else { throw UVError(code: UV_EBADF.rawValue, function: "uv_try_write") }
         guard writeQueueSize == 0 else { return 0 }
         while true {
-            let sent = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            let sent = CLibUV_send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
             if sent >= 0 { return sent }
             switch errno {
             case EINTR: continue

@@ -169,12 +169,21 @@ struct PromiseMap<Value> {
 
     /// Doubles the table, moving every slot by its kept hash.
     private mutating func grow() {
-        var old = Array(repeating: Slot.empty, count: max(16, slots.count * 2))
+        var old = Self.emptySlots(max(16, slots.count * 2))
         swap(&old, &slots)
         // Swapped in, not copied: a copy retained each key and value, and
         // destroying the old table released them again.
         for index in old.indices where old[index].hash != 0 {
             swap(&old[index], &slots[emptySlot(for: old[index].hash)])
+        }
+    }
+
+    /// A table of `count` empty slots, on huge pages when it is large.
+    private static func emptySlots(_ count: Int) -> [Slot] {
+        [Slot](unsafeUninitializedCapacity: count) { slots, initialized in
+            HugePages.advise(UnsafeMutableRawBufferPointer(slots))
+            slots.initialize(repeating: .empty)
+            initialized = count
         }
     }
 
