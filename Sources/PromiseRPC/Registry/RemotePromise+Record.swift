@@ -20,7 +20,7 @@ extension RemotePromise {
     /// `valueText`, when given, is its value's text, written once and shared
     /// (see ``ValueTextCache``).
     func writeRecord(now: Int64, maxChildren: Int, valueText: [UInt8]? = nil, to text: inout JSONTextBuffer) {
-        if details == nil, childIDs.isEmpty, case .created = kind {
+        if details == nil, case .created = kind {
             return writePlainRecord(now: now, valueText: valueText, to: &text)
         }
         JSONObjectWriter.append(to: &text) {

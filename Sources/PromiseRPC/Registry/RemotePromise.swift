@@ -79,9 +79,6 @@ final class RemotePromise {
     var dependents: UInt32 = 0
     /// Position in creation order, for `list` cursors.
     let sequence: Int
-    /// The id of the promise this one follows (`then`), if any.
-    let parentID: String?
-    @exclusivity(unchecked) var childIDs: [String] = []
     /// Milliseconds since 1970.
     let created: Int64
     @exclusivity(unchecked) var settled: Int64?
@@ -122,8 +119,8 @@ final class RemotePromise {
         core = promise
         kindCode = kind.code
         self.sequence = sequence
-        self.parentID = parentID
         self.created = created
+        if let parentID { details = Details(parentID: parentID) }
         if let inputIDs { self.inputIDs = inputIDs }
         if let name { self.name = name }
     }
