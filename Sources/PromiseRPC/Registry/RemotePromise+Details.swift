@@ -2,10 +2,10 @@ extension RemotePromise {
     /// The fields of a remote promise that most promises leave empty. A
     /// million short-lived promises made with `create` and settled with
     /// `resolve` use none of them; holding them inline cost about 150 bytes
-    /// each. The `then` links moved here last: with them inline a promise
-    /// took 128 bytes (a 144-byte block of the heap), without them 104 (112),
-    /// and every 4 KB of new heap is a page fault, 2.3-4 µs on the benchmark
-    /// machine. Loop thread only, as its promise.
+    /// each. The `then` links are here too: inline, they made a promise 128
+    /// bytes (a 144-byte block of the heap) instead of 104 (112), and every
+    /// 4 KB of new heap is a page fault, 2.3-4 µs on the benchmark machine.
+    /// Loop thread only, as its promise.
     final class Details {
         /// The id of the promise this one follows (`then`), set when it is made.
         let parentID: String?
