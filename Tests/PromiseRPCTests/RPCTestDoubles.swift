@@ -194,6 +194,19 @@ final class RPCHarness {
         send(String(decoding: batch.serialized(), as: UTF8.self), from: peer)
     }
 
+    /// Sends `requests` as one batch line (see ``sendBatch(_:from:)``) and
+    /// returns the answers in the line that comes back.
+    func batchAnswers(
+        _ requests: [(method: String, params: JSONValue)], from peer: RPCFakePeer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [JSONValue] {
+        let before = peer.sent.count
+        sendBatch(requests, from: peer)
+        #expect(peer.sent.count == before + 1, "one line answers a batch", sourceLocation: sourceLocation)
+        let line = try #require(peer.sent.last, sourceLocation: sourceLocation)
+        return try #require(try JSONValue(parsing: line).arrayValue, sourceLocation: sourceLocation)
+    }
+
     /// Sends a notification (no id).
     func notify(_ method: String, _ params: JSONValue = [:], from peer: RPCFakePeer) {
         let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]

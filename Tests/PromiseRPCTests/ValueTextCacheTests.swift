@@ -61,13 +61,11 @@ struct ValueTextCacheTests {
         let peer = harness.connect()
         harness.call("create", ["id": "root"], from: peer)
         harness.call("resolve", ["id": "root", "value": large], from: peer)
-        harness.sendBatch([
+        let answers = try harness.batchAnswers([
             ("then", ["id": "root", "childId": "c1"]),
             ("then", ["id": "c1", "childId": "c2", "on": "settled"]),
             ("then", ["id": "c2", "childId": "c3", "on": "rejected"]),
         ], from: peer)
-        let line = try #require(peer.sent.last)
-        let answers = try #require(try JSONValue(parsing: line).arrayValue)
         #expect(answers.map { $0["result"]?["value"] } == [large, large, large])
         let root = try #require(harness.registry.entries["root"])
         let rootText = try #require(harness.registry.valueText(of: root))
@@ -113,9 +111,7 @@ struct ValueTextCacheTests {
         let peer = harness.connect()
         harness.call("create", ["id": "big"], from: peer)
         harness.call("resolve", ["id": "big", "value": large], from: peer)
-        harness.sendBatch((0..<50).map { ("then", ["id": "big", "childId": .string("c\($0)")]) }, from: peer)
-        let line = try #require(peer.sent.last)
-        let answers = try #require(try JSONValue(parsing: line).arrayValue)
+        let answers = try harness.batchAnswers((0..<50).map { ("then", ["id": "big", "childId": .string("c\($0)")]) }, from: peer)
         #expect(answers.count == 50)
         #expect(answers.first?["result"]?["value"] == large)
         for answer in answers.dropFirst() {

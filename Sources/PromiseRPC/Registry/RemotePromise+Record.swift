@@ -30,8 +30,8 @@ extension RemotePromise {
 
     /// ``writeRecord(now:maxChildren:valueText:to:)`` for the commonest
     /// record: a promise made with `create`, with no details (no name,
-    /// timeout, lease, progress message…) and no children, as both promises
-    /// of a create + resolve are. Its members are then known but for a few
+    /// timeout, lease, progress message, parent or children…), as both
+    /// promises of a create + resolve are. Its members are then known but for a few
     /// values, and the text between those values is appended in constant
     /// runs: after the id, a pending promise's record is one copy, where
     /// the member list (``recordMembers(now:maxChildren:valueText:into:)``)
@@ -46,19 +46,20 @@ extension RemotePromise {
     /// member added to the list must be added here too, or be a reason for
     /// ``writeRecord(now:maxChildren:valueText:to:)`` not to come here.
     private func writePlainRecord(now: Int64, valueText: [UInt8]?, to text: inout JSONTextBuffer) {
+        assert(parentID == nil && childIDs.isEmpty, "the then links are details")
         let result = result(stampingSettledAt: now)
         text.append(#"{"children":[],"created":"#)
         JSONValue.writeInt(Int(created), to: &text)
         text.append(#","id":"#)
         JSONValue.writeString(id, to: &text)
         switch result {
-        case nil where parentID == nil && settled == nil:
+        case nil where settled == nil:
             let progress = self.progress
             guard progress == 0 && progress.sign == .plus else {
                 return writePlainRecordTail(result: result, progress: progress, valueText: valueText, to: &text)
             }
             text.append(#","kind":"created","name":null,"parent":null,"progress":0.0,"settled":null,"state":"pending"}"#)
-        case .success(let value)? where parentID == nil:
+        case .success(let value)?:
             // Its progress is not read: a fulfilled promise's is 1 (see
             // `PromiseState.progress`), and so is the one a promise without
             // details keeps once compacted (`finalProgress`). Read, it took
@@ -79,13 +80,7 @@ extension RemotePromise {
     /// that follow its id, in any state.
     private func writePlainRecordTail(result: Result<JSONValue, any Error>?, progress: Double,
                                       valueText: [UInt8]?, to text: inout JSONTextBuffer) {
-        if let parentID {
-            text.append(#","kind":"created","name":null,"parent":"#)
-            JSONValue.writeString(parentID, to: &text)
-            text.append(#","progress":"#)
-        } else {
-            text.append(#","kind":"created","name":null,"parent":null,"progress":"#)
-        }
+        text.append(#","kind":"created","name":null,"parent":null,"progress":"#)
         JSONValue.writeDouble(progress, to: &text)
         if case .failure(let error)? = result {
             text.append(#","reason":"#)
