@@ -44,8 +44,8 @@ struct PromiseMapTests {
         for number in 0..<1_000 { #expect(map["k\(number)"] == (number.isMultiple(of: 2) ? nil : number)) }
     }
 
-    @Test("a table grown past two huge pages (262,144 slots, 8 MB, advised to the kernel) keeps every id and its value")
-    func growsOntoHugePages() {
+    @Test("a table grown to 262,144 slots (100,000 ids, a third then removed) keeps every other id and its value")
+    func growsLarge() {
         var map = PromiseMap<Int>()
         let count = 100_000
         for number in 0..<count { map["p\(number)"] = number }
@@ -86,5 +86,57 @@ struct PromiseMapTests {
             }
             #expect((bytes + [0]).withUnsafeBytes(IDHash.hash) != hash, "length \(length) against one more zero byte")
         }
+    }
+}
+
+/// The registry's table of promises, keyed by the ids the promises hold.
+@Suite("PromiseIndex")
+struct PromiseIndexTests {
+    final class Named: PromiseIdentified, Equatable {
+        let id: String
+        let number: Int
+        init(_ id: String, _ number: Int) { (self.id, self.number) = (id, number) }
+        static func == (lhs: Named, rhs: Named) -> Bool { lhs === rhs }
+    }
+
+    @Test("a slot is a hash and a reference, 16 bytes: half a PromiseMap's")
+    func slotIsTwoWords() {
+        #expect(MemoryLayout<IdentifiedSlot<RemotePromise>>.stride == 16)
+        #expect(MemoryLayout<KeyedSlot<RemotePromise>>.stride == 32)
+    }
+
+    @Test("random inserts, replacements and removals leave it equal to a Dictionary, by id and by bytes", arguments: [1, 2] as [UInt64])
+    func matchesDictionary(seed: UInt64) {
+        var generator = SeededRandom(seed: seed)
+        var index = PromiseIndex<Named>()
+        var model: [PromiseKey: Named] = [:]
+        let ids = (0..<500).map { "p\($0)" } + ["", "é", "e\u{301}"]
+        for step in 0..<20_000 {
+            let id = ids.randomElement(using: &generator)!
+            let key = PromiseKey(id)
+            switch generator.next() % 4 {
+            case 0: let named = Named(id, step); index[id] = named; model[key] = named
+            case 1: #expect(index.removeValue(forKey: id) == model.removeValue(forKey: key))
+            case 2: let named = Named(id, step); #expect(index.updateValue(named, forKey: id) == model.updateValue(named, forKey: key))
+            default: index[id] = nil; model[key] = nil
+            }
+            #expect(index.count == model.count)
+        }
+        for id in ids {
+            #expect(index[id] == model[PromiseKey(id)], "id \(id)")
+            #expect(Array(id.utf8).withUnsafeBytes { index[bytes: $0] } == model[PromiseKey(id)], "id \(id) as bytes")
+        }
+        #expect(Set(index.values.map(ObjectIdentifier.init)) == Set(model.values.map(ObjectIdentifier.init)))
+    }
+
+    @Test("a slot is the slot of the id its object holds, by bytes; an empty slot is no id's")
+    func slotComparesTheObjectsID() {
+        let first = Named("first", 1)
+        let slot = IdentifiedSlot(hash: IDHash.hash("first"), key: "first", value: first)
+        #expect(slot.hasKey("first"))
+        #expect(!slot.hasKey("second"))
+        #expect(!slot.hasKey("firsT"))
+        #expect(Array("first".utf8).withUnsafeBytes { slot.hasKey(bytes: $0) })
+        #expect(!IdentifiedSlot<Named>.empty.hasKey(""))
     }
 }

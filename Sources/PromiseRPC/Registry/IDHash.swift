@@ -1,4 +1,4 @@
-/// The hash of a promise id's UTF-8 bytes, for ``PromiseMap``: a folded
+/// The hash of a promise id's UTF-8 bytes, for ``PromiseTable``: a folded
 /// multiply (each step multiplies two 64-bit words to 128 bits and folds the
 /// halves together, as foldhash and Go's runtime maps do), keyed with
 /// random seeds drawn once per process.
@@ -36,7 +36,7 @@ enum IDHash {
         return copy.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
     }
 
-    /// The hash of `bytes`; never 0, which ``PromiseMap`` keeps for an empty slot.
+    /// The hash of `bytes`; never 0, which ``PromiseTable`` keeps for an empty slot.
     @inline(__always)
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let seeds = Self.seeds

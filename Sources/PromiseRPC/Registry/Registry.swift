@@ -49,7 +49,7 @@ public final class Registry {
     // FlushQueue's and LoopExecutor's, 2,000 per create+resolve pair,
     // `scripts/count-instructions.sh daemon`). Ids are keys by their bytes
     // (`PromiseKey`): two spellings of one text are two ids.
-    @exclusivity(unchecked) var entries = PromiseMap<RemotePromise>()
+    @exclusivity(unchecked) var entries = PromiseIndex<RemotePromise>()
     /// Every promise in creation order, for `list`; forgotten ones linger
     /// until `forget` compacts it.
     @exclusivity(unchecked) var order: [RemotePromise] = []

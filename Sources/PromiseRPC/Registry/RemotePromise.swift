@@ -4,7 +4,7 @@ import Promise
 /// the remote promise, plus what the protocol shows about it (id, name,
 /// parent, children, timestamps) and the loop-side resources it holds (its
 /// timeout timer, its lease, its exec process). Loop thread only.
-final class RemotePromise {
+final class RemotePromise: PromiseIdentified {
     /// How the promise came to be, for its record's `kind`.
     enum Kind: Equatable {
         case created
