@@ -58,8 +58,10 @@ struct RecordJSONTests {
         harness.call("cancel", ["id": "cancelled"], from: peer)
         harness.call("create", ["id": "needs \"escape\"\\"], from: peer)
         var entries = harness.registry.entries.values.sorted { $0.id < $1.id }
-        // Shapes no request makes, but which the plain writer takes: a parent
-        // without a `then`, a partial progress, a settlement not yet stamped.
+        // Shapes no request makes: a parent without a `then`, a partial
+        // progress, a settlement not yet stamped. Those with a core promise
+        // keep it in their details, so the member list writes them; the one
+        // settled without a core and not yet stamped is plain.
         let partial = Promise<JSONValue>()
         partial.reportProgress(0.25)
         let settledPartial = Promise<JSONValue>()
@@ -72,6 +74,9 @@ struct RecordJSONTests {
         cancelled.cancel()
         let unstamped = Promise<JSONValue>()
         _ = unstamped.fulfill("late")
+        let unstampedPlain = RemotePromise(id: "unstamped plain", promise: nil, kind: .created, sequence: 106,
+                                           parentID: nil, inputIDs: nil, name: nil, created: 13)
+        #expect(unstampedPlain.settleWithoutCore(.success("late")))
         entries += [
             RemotePromise(id: "with parent", promise: Promise(), kind: .created, sequence: 100, parentID: "p\"",
                           inputIDs: nil, name: nil, created: 1_795_619_706_963),
@@ -85,15 +90,17 @@ struct RecordJSONTests {
                           inputIDs: nil, name: nil, created: 99),
             RemotePromise(id: "unstamped", promise: unstamped, kind: .created, sequence: 103, parentID: nil,
                           inputIDs: nil, name: nil, created: 12),
+            unstampedPlain,
         ]
-        #expect(entries.count == 12)
+        #expect(entries.count == 13)
+        let plain: Set = ["pending", "fulfilled", "object", "needs \"escape\"\\", "unstamped plain"]
         for entry in entries {
             // Rejected and cancelled by a request, a promise keeps its final
-            // progress (0) in its details, and one with a parent keeps its
-            // parent's id there: only the others are plain.
+            // progress (0) in its details, one with a parent keeps its
+            // parent's id there, and one with a core promise that promise:
+            // only the others are plain.
             let isPlain = entry.details == nil && entry.kind == .created
-            #expect(isPlain == (!["rejected", "cancelled"].contains(entry.id) && entry.parentID == nil),
-                    "\(entry.id) is plain or not")
+            #expect(isPlain == plain.contains(entry.id), "\(entry.id) is plain or not")
             let written = JSONTextBuffer.bytes { entry.writeRecord(now: 1_700_000_000_000, maxChildren: 1, to: &$0) }
             let value = entry.record(now: 1_700_000_000_000, maxChildren: 1).serialized()
             #expect(String(decoding: written, as: UTF8.self) == String(decoding: value, as: UTF8.self),

@@ -54,10 +54,9 @@ extension RemotePromise {
         JSONValue.writeString(id, to: &text)
         switch result {
         case nil where settled == nil:
-            let progress = self.progress
-            guard progress == 0 && progress.sign == .plus else {
-                return writePlainRecordTail(result: result, progress: progress, valueText: valueText, to: &text)
-            }
+            // Its progress is 0: only a core promise (kept in the details)
+            // reports any other while pending.
+            assert(progress == 0 && progress.sign == .plus, "a pending promise without details is at 0")
             text.append(#","kind":"created","name":null,"parent":null,"progress":0.0,"settled":null,"state":"pending"}"#)
         case .success(let value)?:
             // Its progress is not read: a fulfilled promise's is 1 (see

@@ -42,7 +42,56 @@ final class RemotePromise: PromiseIdentified {
         }
     }
 
+    // The stored properties are laid out in this order, to fill no padding:
+    // 88 bytes, a 96-byte heap block (`malloc_usable_size`, tested). Every
+    // 4 KB of new heap is a page fault, and a promise made by `create` is
+    // most of what the daemon's memory grows by: 104 bytes, a 112-byte
+    // block, before the core promise moved into the details, the flags into
+    // one byte and `settled` lost its optional's extra byte.
     let id: String
+    /// Its outcome once the registry has heard of its settlement (see
+    /// ``result``). This and the other fields every request reads or sets
+    /// are `@exclusivity(unchecked)`, as the registry's maps are: loop
+    /// thread only, and no access spans a call that could reach it again;
+    /// the runtime's check of each access cost some 80 instructions, about
+    /// ten times per create+resolve pair.
+    @exclusivity(unchecked) private var outcome: Result<JSONValue, any Error>?
+    private let kindCode: UInt8
+    @exclusivity(unchecked) private var flags: Flags = []
+    /// Pending promises that still need this one: its pending `then`
+    /// children and the pending combinators it is an input of, once per
+    /// use (an input named three times counts three). While any remain,
+    /// retention and `forget` keep it, so that a restart can rebuild them.
+    var dependents: UInt32 = 0
+    /// Position in creation order, for `list` cursors.
+    let sequence: Int
+    /// Milliseconds since 1970.
+    let created: Int64
+    /// ``settled``, with `Int64.min` for none.
+    @exclusivity(unchecked) private var settledAt = Int64.min
+    /// What only some promises have (a name, a timeout, a command, the
+    /// core promise…), kept apart so that the many that have none do not
+    /// pay for it: see RemotePromise+Details.swift for the properties that
+    /// read it. `@exclusivity(unchecked)` as the registry's maps are (loop
+    /// thread only, no access spans a call that could reach it again): a
+    /// settlement and each record read it, a runtime check each time.
+    @exclusivity(unchecked) var details: Details?
+
+    var kind: Kind { kindCode == 0 ? .created : Kind.all[Int(kindCode)] }
+    /// A `then` child without a command, which settles as its parent did.
+    /// A `create`d promise is told by its code alone, without making the
+    /// kind: every answer to a create or resolve asks.
+    var isThenWithoutCommand: Bool {
+        guard kindCode != 0, case .then(_, exec: false) = kind else { return false }
+        return true
+    }
+
+    /// When it settled, in milliseconds since 1970.
+    var settled: Int64? {
+        get { settledAt == .min ? nil : settledAt }
+        set { settledAt = newValue ?? .min }
+    }
+
     /// The core promise while it is pending, and until the registry has
     /// acted on its settlement (``compact()``); after that only its outcome
     /// is kept: a settled promise is read far more often than chained, and
@@ -53,74 +102,67 @@ final class RemotePromise: PromiseIdentified {
     /// `Registry.promise(of:)`): most are only resolved or rejected, which
     /// ``settleWithoutCore(_:)`` does with no promise to make, observe,
     /// settle and compact, about 2,500 instructions of a create+resolve
-    /// pair (`scripts/count-instructions.sh daemon`).
-    ///
-    /// This and the other fields every request reads or sets are
-    /// `@exclusivity(unchecked)`, as the registry's maps are: loop thread
-    /// only, and no access spans a call that could reach it again; the
-    /// runtime's check of each access cost some 80 instructions, about ten
-    /// times per create+resolve pair.
-    @exclusivity(unchecked) private var core: Promise<JSONValue>?
-    @exclusivity(unchecked) private var outcome: Result<JSONValue, any Error>?
-    private let kindCode: UInt8
-    var kind: Kind { kindCode == 0 ? .created : Kind.all[Int(kindCode)] }
-    /// A `then` child without a command, which settles as its parent did.
-    /// A `create`d promise is told by its code alone, without making the
-    /// kind: every answer to a create or resolve asks.
-    var isThenWithoutCommand: Bool {
-        guard kindCode != 0, case .then(_, exec: false) = kind else { return false }
-        return true
+    /// pair (`scripts/count-instructions.sh daemon`). So it is kept in the
+    /// details, which nearly every promise that needs one has already (its
+    /// children, its consumers, its timeout are there).
+    private var core: Promise<JSONValue>? {
+        get { details?.core }
+        set {
+            // Details are made only for a promise to keep, not to clear.
+            guard let newValue else { details?.core = nil; return }
+            if details == nil { details = Details() }
+            details?.core = newValue
+        }
     }
-    /// Pending promises that still need this one: its pending `then`
-    /// children and the pending combinators it is an input of, once per
-    /// use (an input named three times counts three). While any remain,
-    /// retention and `forget` keep it, so that a restart can rebuild them.
-    /// Here, beside `kindCode`, it fills padding rather than adding a word.
-    var dependents: UInt32 = 0
-    /// Position in creation order, for `list` cursors.
-    let sequence: Int
-    /// Milliseconds since 1970.
-    let created: Int64
-    @exclusivity(unchecked) var settled: Int64?
+
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
-    @exclusivity(unchecked) var settlementHandled = false
+    var settlementHandled: Bool { get { flags[.settlementHandled] } set { flags[.settlementHandled] = newValue } }
     /// Set when the registry drops it (forgotten or collected): `order` and
     /// the retention queue keep it until they are compacted, and a flag is
     /// cheaper to test there than looking its id up again.
-    @exclusivity(unchecked) var isRemoved = false
+    var isRemoved: Bool { get { flags[.isRemoved] } set { flags[.isRemoved] = newValue } }
     /// A fulfilled `then` child stored without a value of its own: it has
     /// its parent's (``StoredPromise/valueOfParent``), and counts among the
     /// parent's ``dependents`` for as long as it is held.
-    var sharesParentValue = false
+    var sharesParentValue: Bool { get { flags[.sharesParentValue] } set { flags[.sharesParentValue] = newValue } }
     /// A value that is not its parent's, however the parent settles: a
     /// request fulfilled it (a `then` child resolved by a client while its
     /// parent was pending), or it was stored with a value of its own. Such a
     /// child never shares its parent's value (``sharesParentValue``): had it
     /// done so, it came back from a restart with the parent's value.
-    @exclusivity(unchecked) var hasOwnValue = false
+    var hasOwnValue: Bool { get { flags[.hasOwnValue] } set { flags[.hasOwnValue] = newValue } }
     /// Set once the registry observes the core promise's progress, which it
     /// does from the first subscription on (see `Registry.observeProgress`).
-    var observesProgress = false
+    var observesProgress: Bool { get { flags[.observesProgress] } set { flags[.observesProgress] = newValue } }
     /// Set once it is known that no JSON text of its value is worth keeping
     /// (``ValueTextCache``): not fulfilled, or a short value. Answers then
     /// skip the cache without looking at the value again.
-    @exclusivity(unchecked) var hasNoValueText = false
-    /// What only some promises have (a name, a timeout, a command…), kept
-    /// apart so that the many that have none do not pay for it: see
-    /// RemotePromise+Details.swift for the properties that read it.
-    /// `@exclusivity(unchecked)` as the registry's maps are (loop thread
-    /// only, no access spans a call that could reach it again): a settlement
-    /// and each record read it, a runtime check each time.
-    @exclusivity(unchecked) var details: Details?
+    var hasNoValueText: Bool { get { flags[.hasNoValueText] } set { flags[.hasNoValueText] = newValue } }
+
+    /// The yes-or-no facts about a promise, in one byte.
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let settlementHandled = Flags(rawValue: 1 << 0)
+        static let isRemoved = Flags(rawValue: 1 << 1)
+        static let sharesParentValue = Flags(rawValue: 1 << 2)
+        static let hasOwnValue = Flags(rawValue: 1 << 3)
+        static let observesProgress = Flags(rawValue: 1 << 4)
+        static let hasNoValueText = Flags(rawValue: 1 << 5)
+
+        subscript(flag: Flags) -> Bool {
+            get { contains(flag) }
+            set { if newValue { insert(flag) } else { remove(flag) } }
+        }
+    }
 
     init(id: String, promise: Promise<JSONValue>?, kind: Kind, sequence: Int, parentID: String?,
          inputIDs: [String]?, name: String?, created: Int64) {
         self.id = id
-        core = promise
         kindCode = kind.code
         self.sequence = sequence
         self.created = created
         if let parentID { details = Details(parentID: parentID) }
+        if let promise { core = promise }
         if let inputIDs { self.inputIDs = inputIDs }
         if let name { self.name = name }
     }
