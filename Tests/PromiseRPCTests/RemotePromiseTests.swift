@@ -57,7 +57,31 @@ struct RemotePromiseTests {
         #expect(promise.result.flatMap { try? $0.get() } == .int(7))
         promise.compact()
         #expect(promise.corePromise == nil)
+        #expect(promise.details == nil, "details made for the core alone go with it")
         #expect(promise.result.flatMap { try? $0.get() } == .int(7))
         #expect(promise.state == "fulfilled")
+    }
+
+    @Test("compacting keeps details that hold more than the core promise")
+    func compactKeepsDetailsInUse() {
+        let core = Promise<JSONValue>()
+        let promise = RemotePromise(id: "p", promise: core, kind: .created, sequence: 0, parentID: nil,
+                                    inputIDs: nil, name: "build", created: 0)
+        #expect(core.reject(PromiseError.timedOut))
+        promise.compact()
+        #expect(promise.corePromise == nil)
+        #expect(promise.details?.name == "build")
+    }
+
+    @Test("Details.isEmpty checks every field Details has (19): a field added must be added there")
+    func detailsEmptinessCoversEveryField() {
+        let details = RemotePromise.Details()
+        #expect(details.isEmpty)
+        #expect(Mirror(reflecting: details).children.count == 19)
+        details.lease = true
+        #expect(!details.isEmpty)
+        details.lease = false
+        details.childIDs = ["c"]
+        #expect(!details.isEmpty)
     }
 }

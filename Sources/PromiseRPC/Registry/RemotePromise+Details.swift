@@ -50,6 +50,18 @@ extension RemotePromise {
         init(parentID: String? = nil) {
             self.parentID = parentID
         }
+
+        /// Whether nothing is set: details made for a core promise alone go
+        /// with it (``RemotePromise/compact()``). A field added above must be
+        /// checked here too (`RemotePromiseTests` counts the fields).
+        var isEmpty: Bool {
+            let links = parentID == nil && childIDs.isEmpty && inputIDs == nil && consumerIDs == nil
+            let labels = name == nil && progressMessage == nil && policy == nil && !stopOnFailure
+            let progress = reportedProgress == nil && finalProgress == nil
+            let timing = timeoutMilliseconds == nil && deadline == nil && timeoutTimer == nil
+            let holding = leaseHolder == nil && !lease && job == nil && execInput == nil
+            return links && labels && progress && timing && holding && valueText == nil && core == nil
+        }
     }
 
     /// The details, made on first write.

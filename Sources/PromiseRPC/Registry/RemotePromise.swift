@@ -248,6 +248,9 @@ final class RemotePromise: PromiseIdentified {
         outcome = result
         finalProgress = core.progress
         self.core = nil
+        // A promise that needed details only for its core (one a client
+        // subscribed to, say) goes back to having none.
+        if details?.isEmpty == true { details = nil }
     }
 
     /// The protocol state: `pending`, `fulfilled`, `rejected` or `cancelled`.
