@@ -72,8 +72,9 @@ extension RemotePromise {
         return made
     }
 
-    /// Writes `value` into the details, making them only for a value that is there.
-    private func set<Value>(_ path: ReferenceWritableKeyPath<Details, Value?>, _ value: Value?) {
+    /// Writes `value` into the details, making them only for a value that
+    /// is there. Also for the core promise (RemotePromise.swift).
+    func set<Value>(_ path: ReferenceWritableKeyPath<Details, Value?>, _ value: Value?) {
         guard value != nil || details != nil else { return }
         writableDetails[keyPath: path] = value
     }

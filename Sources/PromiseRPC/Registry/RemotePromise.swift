@@ -107,12 +107,7 @@ final class RemotePromise: PromiseIdentified {
     /// children, its consumers, its timeout are there).
     private var core: Promise<JSONValue>? {
         get { details?.core }
-        set {
-            // Details are made only for a promise to keep, not to clear.
-            guard let newValue else { details?.core = nil; return }
-            if details == nil { details = Details() }
-            details?.core = newValue
-        }
+        set { set(\.core, newValue) }
     }
 
     /// Set once the registry has acted on the settlement (waiters, subscribers, timer, lease).
