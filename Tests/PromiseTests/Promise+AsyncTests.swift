@@ -28,7 +28,7 @@ struct PromiseAsyncTests {
     @Test("await value resumes when a pending promise is fulfilled from another thread")
     func awaitPendingFulfilledLater() async {
         let promise = Promise<String>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
+        afterDelay(.milliseconds(20)) {
             promise.fulfill("late")
         }
         let result = await outcome { try await promise.value }

@@ -27,7 +27,7 @@ struct PromiseWaitTests {
     @Test("wait throws CancellationError for a cancelled promise")
     func waitCancelled() async {
         let promise = Promise<Int>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { promise.cancel() }
+        afterDelay(.milliseconds(20)) { promise.cancel() }
         let result = await onNewThread { try promise.wait(timeout: .seconds(5)) }
         guard case .failure(let error)? = result else {
             Issue.record("wait should throw, got \(String(describing: result))")
@@ -39,7 +39,7 @@ struct PromiseWaitTests {
     @Test("wait blocks until a pending promise is fulfilled from another thread")
     func waitPending() async {
         let promise = Promise<String>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
+        afterDelay(.milliseconds(30)) {
             promise.fulfill("done")
         }
         let result = await onNewThread { try promise.wait() }
@@ -49,7 +49,7 @@ struct PromiseWaitTests {
     @Test("wait with a timeout returns the value when it arrives in time")
     func waitWithTimeoutInTime() async {
         let promise = Promise<Int>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { promise.fulfill(8) }
+        afterDelay(.milliseconds(20)) { promise.fulfill(8) }
         let result = await onNewThread { try promise.wait(timeout: .seconds(5)) }
         #expect((try? result?.get()) == 8)
     }
@@ -93,7 +93,7 @@ struct PromiseWaitTests {
     func waitOnChain() async {
         let root = Promise<Int>()
         let end = root.then { $0 + 1 }.then { $0 * 3 }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { root.fulfill(1) }
+        afterDelay(.milliseconds(10)) { root.fulfill(1) }
         let result = await onNewThread { try end.wait(timeout: .seconds(5)) }
         #expect((try? result?.get()) == 6)
     }
@@ -102,7 +102,7 @@ struct PromiseWaitTests {
     func manyWaiters() async {
         let promise = Promise<Int>()
         let results = Recorder<Int>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) { promise.fulfill(4) }
+        afterDelay(.milliseconds(30)) { promise.fulfill(4) }
         let finished = await runOnThreads(6) { _ in
             if let value = try? promise.wait(timeout: .seconds(5)) { results.append(value) }
         }

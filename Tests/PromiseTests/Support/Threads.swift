@@ -84,3 +84,18 @@ func onNewThread<T: Sendable>(
     guard await eventually(timeout: timeout, { box.value != nil }) else { return nil }
     return box.value
 }
+
+/// Runs `body` on a new thread of its own once `delay` has passed.
+///
+/// Tests that settle a promise "a moment later" use this rather than
+/// `DispatchQueue.global().asyncAfter`: in a full parallel run under ThreadSanitizer, other
+/// tests can keep the global queue's few threads busy for seconds, and a settle queued there
+/// arrived after the 5-second wait it was meant to end had given up (CI, stop 35).
+func afterDelay(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread {
+        Thread.sleep(forTimeInterval: Double(delay.components.seconds)
+            + Double(delay.components.attoseconds) / 1e18)
+        body()
+    }
+    thread.start()
+}
