@@ -24,7 +24,7 @@ struct ServerTestDirectory {
 }
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes.
-func serverWaitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+func serverWaitUntil(timeout: Duration = .seconds(30), _ condition: () -> Bool) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {

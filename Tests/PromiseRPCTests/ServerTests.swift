@@ -224,7 +224,7 @@ struct ServerTests {
         #expect(try client.readLine() == "done")
         #expect(harness.events.value.closed.isEmpty)
         client.close()
-        #expect(serverWaitUntil(timeout: .seconds(3)) { harness.events.value.closed.count == 1 })
+        #expect(serverWaitUntil { harness.events.value.closed.count == 1 })
     }
 
     @Test("a last line without its newline is handled at end of stream")

@@ -7,7 +7,7 @@ import Testing
 
 /// The signal thread is signalled directly (`Watcher.raise`): a signal sent to
 /// the test process could reach another thread, where it would end the run.
-@Suite("Stopping on SIGTERM within a second", .timeLimit(.minutes(1)))
+@Suite("Stopping on SIGTERM within a second", .timeLimit(.minutes(5)))
 struct StopSignalsTests {
     private final class Record: Sendable {
         let stops = Atomic<Int>(0)

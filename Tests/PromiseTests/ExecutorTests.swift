@@ -3,7 +3,7 @@ import Foundation
 import Promise
 import Testing
 
-@Suite("Executors", .timeLimit(.minutes(1)))
+@Suite("Executors", .timeLimit(.minutes(5)))
 struct ExecutorTests {
     // MARK: .inline
 

@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.allSettled", .timeLimit(.minutes(1)))
+@Suite("Promise.allSettled", .timeLimit(.minutes(5)))
 struct PromiseAllSettledTests {
     @Test("allSettled fulfils with every result in input order once all settle")
     func allSettledKeepsOrder() async {

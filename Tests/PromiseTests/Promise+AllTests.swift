@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.all and its join policies", .timeLimit(.minutes(1)))
+@Suite("Promise.all and its join policies", .timeLimit(.minutes(5)))
 struct PromiseAllTests {
     // MARK: Fail fast (the default)
 

@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.always", .timeLimit(.minutes(1)))
+@Suite("Promise.always", .timeLimit(.minutes(5)))
 struct PromiseAlwaysTests {
     @Test("always runs on fulfilment, receives the value and passes it on")
     func alwaysOnFulfilment() async {

@@ -2,7 +2,7 @@ import Foundation
 import Promise
 import Testing
 
-@Suite("Promise.cancel", .timeLimit(.minutes(1)))
+@Suite("Promise.cancel", .timeLimit(.minutes(5)))
 struct PromiseCancelTests {
     // MARK: The promise itself
 

@@ -2,7 +2,7 @@ import Foundation
 import Promise
 import Testing
 
-@Suite("Promise debugging aids", .timeLimit(.minutes(1)))
+@Suite("Promise debugging aids", .timeLimit(.minutes(5)))
 struct PromiseDebugTests {
     @Test("a promise has no name until one is set, and keeps the name it is given")
     func name() {

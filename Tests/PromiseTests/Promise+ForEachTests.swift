@@ -2,7 +2,7 @@ import Foundation
 import Promise
 import Testing
 
-@Suite("Promise.forEach", .timeLimit(.minutes(1)))
+@Suite("Promise.forEach", .timeLimit(.minutes(5)))
 struct PromiseForEachTests {
     @Test("forEach runs the body for every element and fulfils with the results in element order")
     func forEachCollectsResults() async {

@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.iterate", .timeLimit(.minutes(1)))
+@Suite("Promise.iterate", .timeLimit(.minutes(5)))
 struct PromiseIterateTests {
     @Test("iterate calls the step with 0, 1, 2 … until it returns nil and collects the values in order")
     func iterateCollectsValues() async {

@@ -5,7 +5,7 @@ import Testing
 /// The leak report is process-wide: these tests run one at a time, turn it
 /// on for their own promises only, and look only at those (other suites
 /// running meanwhile may make and free promises too).
-@Suite("PromiseLeakReport", .serialized, .timeLimit(.minutes(1)))
+@Suite("PromiseLeakReport", .serialized, .timeLimit(.minutes(5)))
 struct PromiseLeakReportTests {
     @Test("a promise freed while pending with a handler on it is reported with name, serial number, type, handler count and chain")
     func freedPendingPromiseWithHandlerIsReported() {

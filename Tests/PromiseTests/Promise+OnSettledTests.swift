@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.onSettled", .timeLimit(.minutes(1)))
+@Suite("Promise.onSettled", .timeLimit(.minutes(5)))
 struct PromiseOnSettledTests {
     @Test("onSettled runs once with the value, the error or the cancellation")
     func onSettledSeesEveryOutcome() async {

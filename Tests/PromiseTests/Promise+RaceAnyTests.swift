@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.race and Promise.any", .timeLimit(.minutes(1)))
+@Suite("Promise.race and Promise.any", .timeLimit(.minutes(5)))
 struct PromiseRaceAnyTests {
     @Test("race fulfils with the first input to fulfil")
     func raceFirstFulfilment() async {

@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.recover", .timeLimit(.minutes(1)))
+@Suite("Promise.recover", .timeLimit(.minutes(5)))
 struct PromiseRecoverTests {
     @Test("recover on a rejected promise receives the error and fulfils with its value")
     func recoverReplacesError() async {

@@ -2,7 +2,7 @@ import Foundation
 import Promise
 import Testing
 
-@Suite("Promise.resolve", .timeLimit(.minutes(1)))
+@Suite("Promise.resolve", .timeLimit(.minutes(5)))
 struct PromiseResolveTests {
     @Test("resolve releases the promise followed until then outside the lock, so a deinit may touch the resolved promise")
     func resolveReleasesParentOutsideLock() async {

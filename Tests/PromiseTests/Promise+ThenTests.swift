@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise.then", .timeLimit(.minutes(1)))
+@Suite("Promise.then", .timeLimit(.minutes(5)))
 struct PromiseThenTests {
     @Test("then on a fulfilled promise fulfils the child with the handler's value")
     func thenTransformsValue() async {

@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise timeout, delay and retry", .timeLimit(.minutes(1)))
+@Suite("Promise timeout, delay and retry", .timeLimit(.minutes(5)))
 struct PromiseTimeoutDelayRetryTests {
     // MARK: timeout
 

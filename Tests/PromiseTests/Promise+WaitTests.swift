@@ -4,7 +4,7 @@ import Testing
 
 /// `wait` blocks its thread, so every call here runs on a thread of its own (`onNewThread`),
 /// never on the cooperative pool that other tests and the core may need.
-@Suite("Promise.wait", .timeLimit(.minutes(1)))
+@Suite("Promise.wait", .timeLimit(.minutes(5)))
 struct PromiseWaitTests {
     @Test("wait returns the value of a fulfilled promise")
     func waitFulfilled() async {

@@ -7,7 +7,7 @@ import Testing
 /// chain), settled by the caller or inside its parent's handler run. They must keep what the
 /// general path does: the parent is let go after unlocking, and a handler registered from inside
 /// the one being run goes behind it.
-@Suite("Settle shortcuts", .timeLimit(.minutes(1)))
+@Suite("Settle shortcuts", .timeLimit(.minutes(5)))
 struct PromiseSettleShortcutTests {
     @Test("fulfilling a child with no handler lets its parent go outside the lock, so a deinit may touch the child")
     func leafReleasesParentOutsideLock() async {

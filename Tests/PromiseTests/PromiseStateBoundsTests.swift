@@ -4,7 +4,7 @@ import Testing
 
 /// What a promise keeps in its state, read through `@testable`: the checks that
 /// a process running for months stays bounded, which no public API shows.
-@Suite("Promise state stays bounded", .timeLimit(.minutes(1)))
+@Suite("Promise state stays bounded", .timeLimit(.minutes(5)))
 struct PromiseStateBoundsTests {
     // MARK: The child count
 

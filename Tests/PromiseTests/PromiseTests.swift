@@ -1,7 +1,7 @@
 import Promise
 import Testing
 
-@Suite("Promise state", .timeLimit(.minutes(1)))
+@Suite("Promise state", .timeLimit(.minutes(5)))
 struct PromiseStateTests {
     @Test("a new promise is pending with no result")
     func newPromiseIsPending() {
