@@ -207,7 +207,7 @@ enum E2E {
     static func uniqueID(_ prefix: String = "t") -> String { "\(prefix)/\(UUID().uuidString.prefix(12))" }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(5), _ condition: () throws -> Bool) rethrows -> Bool {
+    static func eventually(timeout: Duration = .seconds(15), _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }

@@ -142,7 +142,7 @@ struct ShutdownTests {
             let status = daemon.terminate(grace: .seconds(7))
             #expect(status == 0, "exit status \(status.map(String.init) ?? "none within 7 s"); log: \(daemon.logTail())")
             if let execPID {
-                #expect(E2E.eventually(timeout: .seconds(3)) { !E2E.isAlive(execPID) }, "the command outlived the daemon")
+                #expect(E2E.eventually(timeout: .seconds(10)) { !E2E.isAlive(execPID) }, "the command outlived the daemon")
             }
             client.close()
 
