@@ -56,7 +56,7 @@ enum FastCommandLine {
 
         var grammar: Grammar {
             switch self {
-            case .get: Grammar(flags: ["json", "human"])
+            case .get: Grammar(flags: ["json", "human", "raw"])
             case .create: Grammar(flags: ["if-exists"], options: ["name", "timeout"])
             case .resolve: Grammar(flags: ["string"], dashValueAt: 1)
             case .reject: Grammar(options: ["code", "data"])
@@ -211,7 +211,8 @@ enum FastCommandLine {
         switch kind {
         case .get:
             guard let ids = scan.positionals(1...1) else { return nil }
-            call = PromiseCtl.Get.Call(socket: socket, id: ids[0], json: scan.flag("json"), human: scan.flag("human"))
+            call = PromiseCtl.Get.Call(
+                socket: socket, id: ids[0], json: scan.flag("json"), human: scan.flag("human"), raw: scan.flag("raw"))
         case .create:
             guard let ids = scan.positionals(0...1) else { return nil }
             call = PromiseCtl.Create.Call(

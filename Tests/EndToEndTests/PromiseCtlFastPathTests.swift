@@ -14,6 +14,7 @@ struct PromiseCtlFastPathTests {
         ["get", "a", "--json"],
         ["--socket", "/tmp/x.sock", "get", "a", "--human"],
         ["get", "--socket=/tmp/x.sock", "build/lib"],
+        ["get", "--raw", "release/version"],
         ["create"],
         ["create", "a", "--name", "library build", "--timeout", "600", "--if-exists"],
         ["create", "--timeout=0.5", "a", "--socket", "/tmp/x.sock"],

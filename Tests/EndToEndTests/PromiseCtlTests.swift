@@ -86,6 +86,36 @@ struct PromiseCtlTests {
         }
     }
 
+    @Test("get --raw prints the value alone; pending exits 3 with nothing on stdout; a reason goes to stderr")
+    func getRaw() throws {
+        try E2EDaemon.with { daemon in
+            for id in ["text", "empty", "object", "open", "failed", "stopped"] { _ = try daemon.ctl("create", id) }
+            _ = try daemon.ctl("resolve", "text", "-", "--string", stdin: "1.2.3\n")
+            _ = try daemon.ctl("resolve", "empty", #""""#)
+            _ = try daemon.ctl("resolve", "object", #"{"b":"x y","a":1}"#)
+            _ = try daemon.ctl("reject", "failed", "disk full", "--code", "28")
+            _ = try daemon.ctl("cancel", "stopped")
+
+            let text = try daemon.ctl("get", "text", "--raw")
+            #expect(text.status == 0 && text.stdout == "1.2.3\n" && text.stderr == "", "\(text)")
+            let empty = try daemon.ctl("get", "empty", "--raw")
+            #expect(empty.status == 0 && empty.stdout == "\n", "\(empty)")
+            let object = try daemon.ctl("get", "object", "--raw")
+            #expect(object.status == 0 && object.stdout == #"{"a":1,"b":"x y"}"# + "\n", "\(object)")
+            let open = try daemon.ctl("get", "open", "--raw")
+            #expect(open.status == 3 && open.stdout == "", "\(open)")
+            #expect(open.stderr == "promisectl: open is pending\n", "\(open)")
+            let failed = try daemon.ctl("get", "failed", "--raw")
+            #expect(failed.status == 1 && failed.stdout == "", "\(failed)")
+            #expect(failed.stderr.contains("disk full"), "\(failed)")
+            let stopped = try daemon.ctl("get", "stopped", "--raw")
+            #expect(stopped.status == 2 && stopped.stdout == "", "\(stopped)")
+            #expect(try daemon.ctl("get", "ghost", "--raw").status == 4)
+            let both = try daemon.ctl("get", "text", "--raw", "--json")
+            #expect(both.status == 64 && both.stderr.contains("exclude each other"), "\(both)")
+        }
+    }
+
     @Test("cancel makes wait and get exit 2")
     func cancel() throws {
         try E2EDaemon.with { daemon in

@@ -11,6 +11,12 @@ extension PromiseCtl {
                 "cancelled: MESSAGE"; --json prints the whole record. Exits 0 when pending \
                 or fulfilled, 1 when rejected, 2 when cancelled.
 
+                --raw prints only the value, as `wait --raw` does (a string without \
+                quotes), for `$(...)`. A promise that has no value prints nothing on \
+                stdout: rejected or cancelled, the reason goes to stderr (exit 1 or 2); \
+                still pending, it exits 3, as a wait that ran out of time does, so that \
+                an empty output is never mistaken for an empty value.
+
                 On a terminal (or with --human) lines follow that say what the step is \
                 doing: the progress message, running and the pid of its command, the \
                 command, when it started, how long it took, its exit status. Piped or \
@@ -20,6 +26,7 @@ extension PromiseCtl {
                   promisectl get build/lib
                   promisectl get build/lib --human
                   promisectl get build/lib --json | jq .progressMessage
+                  version=$(promisectl get release/version --raw)
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -33,7 +40,10 @@ extension PromiseCtl {
         @Flag(help: "Print the details for people even when stdout is not a terminal.")
         var human = false
 
-        var call: Call { Call(socket: connection.socket, id: id, json: json, human: human) }
+        @Flag(help: "Print only the value, a string without quotes; exit 3 while pending.")
+        var raw = false
+
+        var call: Call { Call(socket: connection.socket, id: id, json: json, human: human, raw: raw) }
 
         /// The parsed line (see ``ClientCall``).
         struct Call: ClientCall {
@@ -41,13 +51,20 @@ extension PromiseCtl {
             var id: String
             var json = false
             var human = false
+            var raw = false
 
             func validate() throws {
-                if json && human { throw ValidationError("--json and --human exclude each other") }
+                if [json, human, raw].filter({ $0 }).count > 1 {
+                    throw ValidationError("--json, --human and --raw exclude each other")
+                }
             }
 
             func run(with client: PromiseClient) throws {
                 let record = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
+                if raw {
+                    try printRaw(record)
+                    return
+                }
                 if json {
                     Output.line(Output.json(record.json))
                 } else if human || Terminal.standardOutputIsTerminal {
@@ -58,6 +75,20 @@ extension PromiseCtl {
                 }
                 let status = ExitCode(state: record.state)
                 if status != .success { throw status }
+            }
+
+            /// `--raw`: the value alone on stdout, or nothing there and the reason on stderr.
+            private func printRaw(_ record: PromiseClient.Record) throws {
+                switch record.state {
+                case .fulfilled:
+                    Output.line(Output.value(record.value ?? .null, raw: true))
+                case .pending:
+                    Failure.report("\(id) is pending")
+                    throw ExitCode.timedOut
+                case .rejected, .cancelled:
+                    for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
+                    throw ExitCode(state: record.state)
+                }
             }
         }
     }
