@@ -10,7 +10,12 @@ import Glibc
 @main
 enum PromiseCtlEntry {
     static func main() {
-        guard let command = FastCommandLine.parse(Array(CommandLine.arguments.dropFirst())) else {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let command = FastCommandLine.parse(arguments) else {
+            if let message = UnknownCommand.message(for: arguments) {
+                Failure.report(message)
+                exit(ExitCode.usage.rawValue)
+            }
             PromiseCtl.main()
             return
         }

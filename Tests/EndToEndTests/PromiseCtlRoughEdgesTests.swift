@@ -194,4 +194,21 @@ struct PromiseCtlRoughEdgesTests {
             #expect(try daemon.ctl("get", "c3").status == 4, "nothing was made")
         }
     }
+
+    @Test("a mistyped command exits 64 naming it and the command it is close to; a word close to none gets no guess")
+    func mistypedCommandIsNamed() throws {
+        try E2EDaemon.with { daemon in
+            let typo = try daemon.ctl("reslove", "a", "1")
+            #expect(typo.status == 64, "\(typo)")
+            #expect(typo.stderr == "promisectl: unknown command 'reslove'; did you mean 'resolve'? (promisectl --help lists the commands)\n")
+            let swapped = try daemon.ctl("--socket", daemon.socketPath, "wiat", "a")
+            #expect(swapped.status == 64 && swapped.stderr.contains("did you mean 'wait'?"), "\(swapped)")
+            let unknown = try daemon.ctl("frobnicate")
+            #expect(unknown.status == 64, "\(unknown)")
+            #expect(unknown.stderr == "promisectl: unknown command 'frobnicate' (promisectl --help lists the commands)\n")
+            // The real commands are untouched, help included.
+            #expect(try daemon.ctl("help").status == 0)
+            #expect(try daemon.ctl("get", "a").status == 4)
+        }
+    }
 }
