@@ -4,7 +4,8 @@ import ArgumentParser
 ///
 /// ArgumentParser reads `promisectl reslove x` as two stray arguments of the root
 /// command ("2 unexpected arguments: 'reslove', 'x'"), which hides the typo. This names
-/// the word and, when one command is close to it, that command.
+/// the word and, when one command is close to it, that command. ArgumentParser suggests
+/// close names for options only, and its edit distance is internal: hence the small one here.
 enum UnknownCommand {
     /// The message for `arguments` (without the program's name), or nil when the first
     /// word is a command, there is none, or an option comes first that only
