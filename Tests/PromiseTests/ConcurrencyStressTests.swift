@@ -368,8 +368,12 @@ extension BarrierRaceTests {
                     if thread == 0, round % 1_000 == 0, ContinuousClock.now > deadline { barrier.stop(at: round) }
                     barrier.arrive(round: round)
                     if barrier.isStopped(at: round) { break }
-                    if thread == 0 { adopters[round].resolve(sources[round]) } else { adopters[round].cancel() }
-                    if thread == 0 { ran.add() }
+                    if thread == 0 {
+                        adopters[round].resolve(sources[round])
+                        ran.add()
+                    } else {
+                        adopters[round].cancel()
+                    }
                 }
             }
 
