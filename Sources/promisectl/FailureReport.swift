@@ -14,6 +14,11 @@ import PromiseRPC
 /// promisectl: cc/f09 failed: f09.c:1: error: bad (code 1)
 /// ```
 enum FailureReport {
+    /// Writes ``lines(for:waitedFor:)`` to stderr, each as `promisectl: …`.
+    static func report(_ record: PromiseClient.Record, waitedFor id: String) {
+        for line in lines(for: record, waitedFor: id) { Failure.report(line) }
+    }
+
     /// The lines for `record` (rejected or cancelled), waited for as `id`.
     static func lines(for record: PromiseClient.Record, waitedFor id: String) -> [String] {
         let state = record.state.rawValue

@@ -31,16 +31,9 @@ enum FastCommandLine {
     /// The command `arguments` (without the program name) ask for, validated,
     /// or nil when ArgumentParser must parse them.
     static func parse(_ arguments: [String]) -> (any ClientCall)? {
-        var socket: String?
-        var index = 0
-        // Before the command, only --socket.
-        while index < arguments.count, arguments[index].hasPrefix("-") {
-            guard socket == nil, let (name, inline) = splitOption(arguments[index]), name == "socket",
-                  let value = optionValue(inline, arguments, &index) else { return nil }
-            socket = value
-            index += 1
+        guard let (index, socket) = commandPosition(in: arguments), let kind = Kind(rawValue: arguments[index]) else {
+            return nil
         }
-        guard index < arguments.count, let kind = Kind(rawValue: arguments[index]) else { return nil }
         guard var scan = Scan(arguments[(index + 1)...], grammar: kind.grammar) else { return nil }
         if let before = socket {
             guard !scan.options.contains(where: { $0.name == "socket" }) else { return nil }
@@ -48,6 +41,21 @@ enum FastCommandLine {
         }
         guard let command = build(kind, from: &scan), scan.isFullyUsed else { return nil }
         return command
+    }
+
+    /// Where the command's name is in `arguments`, and the `--socket` given
+    /// before it: nil when anything else comes first (help, `--version`, a
+    /// second `--socket`) or no word follows, which ArgumentParser reads.
+    static func commandPosition(in arguments: [String]) -> (index: Int, socket: String?)? {
+        var socket: String?
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-") {
+            guard socket == nil, let (name, inline) = splitOption(arguments[index]), name == "socket",
+                  let value = optionValue(inline, arguments, &index) else { return nil }
+            socket = value
+            index += 1
+        }
+        return index < arguments.count ? (index, socket) : nil
     }
 
     /// The commands taken here, by name.

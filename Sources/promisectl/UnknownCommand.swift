@@ -8,33 +8,16 @@ import ArgumentParser
 /// close names for options only, and its edit distance is internal: hence the small one here.
 enum UnknownCommand {
     /// The message for `arguments` (without the program's name), or nil when the first
-    /// word is a command, there is none, or an option comes first that only
-    /// ArgumentParser knows how to read.
+    /// word is a command, there is none, or an option other than `--socket` comes first
+    /// (found as the fast path finds it: ``FastCommandLine/commandPosition(in:)``).
     static func message(for arguments: [String]) -> String? {
-        guard let word = firstWord(of: arguments) else { return nil }
+        guard let (index, _) = FastCommandLine.commandPosition(in: arguments) else { return nil }
+        let word = arguments[index]
         let names = PromiseCtl.configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
         guard !names.contains(word) else { return nil }
         var text = "unknown command '\(word)'"
         if let nearest = nearest(to: word, among: names) { text += "; did you mean '\(nearest)'?" }
         return text + " (promisectl --help lists the commands)"
-    }
-
-    /// The word after the root's own `--socket`, if that is all that comes before it.
-    private static func firstWord(of arguments: [String]) -> String? {
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--socket" {
-                index += 2
-            } else if argument.hasPrefix("--socket=") {
-                index += 1
-            } else if argument.hasPrefix("-") {
-                return nil
-            } else {
-                return argument
-            }
-        }
-        return nil
     }
 
     /// The one name within a third of the word's length in edits (at least one), if any.

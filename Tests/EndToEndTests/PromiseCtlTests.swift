@@ -90,6 +90,7 @@ struct PromiseCtlTests {
     func getRaw() throws {
         try E2EDaemon.with { daemon in
             for id in ["text", "empty", "object", "open", "failed", "stopped"] { _ = try daemon.ctl("create", id) }
+            _ = try daemon.ctl("create", "expired", "--timeout", "0.05")
             _ = try daemon.ctl("resolve", "text", "-", "--string", stdin: "1.2.3\n")
             _ = try daemon.ctl("resolve", "empty", #""""#)
             _ = try daemon.ctl("resolve", "object", #"{"b":"x y","a":1}"#)
@@ -111,6 +112,11 @@ struct PromiseCtlTests {
             let stopped = try daemon.ctl("get", "stopped", "--raw")
             #expect(stopped.status == 2 && stopped.stdout == "", "\(stopped)")
             #expect(try daemon.ctl("get", "ghost", "--raw").status == 4)
+            // Rejected by its own timeout: get's 1, not wait's 3, which --raw keeps for pending.
+            #expect(E2E.eventually { (try? daemon.ctl("get", "expired").status) == 1 })
+            let expired = try daemon.ctl("get", "expired", "--raw")
+            #expect(expired.status == 1 && expired.stdout == "", "\(expired)")
+            #expect(expired.stderr.contains("timed out"), "\(expired)")
             let both = try daemon.ctl("get", "text", "--raw", "--json")
             #expect(both.status == 64 && both.stderr.contains("exclude each other"), "\(both)")
         }

@@ -86,7 +86,7 @@ extension PromiseCtl {
                     Failure.report("\(id) is pending")
                     throw ExitCode.timedOut
                 case .rejected, .cancelled:
-                    for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
+                    FailureReport.report(record, waitedFor: id)
                     throw ExitCode(state: record.state)
                 }
             }

@@ -96,7 +96,7 @@ extension PromiseCtl {
                 } else if record.state == .fulfilled {
                     Output.line(Output.value(record.value ?? .null, raw: raw))
                 } else {
-                    for line in FailureReport.lines(for: record, waitedFor: id) { Failure.report(line) }
+                    FailureReport.report(record, waitedFor: id)
                 }
                 let status = ExitCode.forWaitedRecord(record)
                 if status != .success { throw status }

@@ -93,8 +93,7 @@ func onNewThread<T: Sendable>(
 /// arrived after the 5-second wait it was meant to end had given up (CI, stop 35).
 func afterDelay(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
     let thread = Thread {
-        Thread.sleep(forTimeInterval: Double(delay.components.seconds)
-            + Double(delay.components.attoseconds) / 1e18)
+        Thread.sleep(forTimeInterval: delay / .seconds(1))
         body()
     }
     thread.start()
