@@ -16,6 +16,7 @@ enum PromiseCtlEntry {
                 Failure.report(message)
                 exit(ExitCode.usage.rawValue)
             }
+            if MissingTerminator.mayApply(to: arguments) { MissingTerminator.run(arguments) }
             PromiseCtl.main()
             return
         }
