@@ -68,9 +68,10 @@ enum Output {
     }
 
     /// `: message (code N)` for a rejected or cancelled record, or "" without a reason.
+    /// One line: a message's line breaks become spaces, as on `wait`'s stderr.
     static func reasonSuffix(_ record: PromiseClient.Record) -> String {
         var text = ""
-        if let message = record.reasonMessage, !message.isEmpty { text += ": " + message }
+        if let message = record.reasonMessage, !message.isEmpty { text += ": " + Format.oneLine(message, limit: .max) }
         if let code = record.reasonCode { text += " (code \(code))" }
         return text
     }
