@@ -1,7 +1,7 @@
 import Foundation
 
 /// `promisectl list`'s table for people: one row per promise, columns
-/// aligned, the header printed once.
+/// aligned under the header.
 ///
 /// ```
 /// ID          STATE      PID    STARTED   DURATION  EXIT  PROGRESS
@@ -9,11 +9,17 @@ import Foundation
 /// build/test  fulfilled         14:01:58  1.1s      0
 /// ```
 ///
-/// `list` follows the daemon's pages and prints each page as it comes, so
-/// the widths are those of the rows seen so far: they grow, never shrink.
+/// `list` follows the daemon's pages, which may hold a few rows each (a
+/// page is bounded in bytes, and a `--prefix` scan in candidates looked
+/// at). The table holds rows back until ``bufferedRows`` have come or the
+/// pages end, and sizes every column from them; rows past that are printed
+/// as they come, with columns that only grow.
 struct PromiseTable {
     static let header = ["ID", "STATE", "PID", "STARTED", "DURATION", "EXIT", "PROGRESS"]
-    private var widths = PromiseTable.header.map(\.count)
+    /// Rows held back to size the columns before anything is printed.
+    static let bufferedRows = 1_000
+    private var columns = TextColumns(header: PromiseTable.header)
+    private var held: [[String]] = []
     private var printedHeader = false
     let timeZone: TimeZone
 
@@ -34,31 +40,26 @@ struct PromiseTable {
         ]
     }
 
-    /// The lines for `views` (after the header, the first time).
+    /// The lines to print now for one more page of `views`: none while rows
+    /// are held back, else the header (the first time) and the rows.
     mutating func lines(for views: [RecordView], now: Int64) -> [String] {
         let rows = views.map { cells(of: $0, now: now) }
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        var lines: [String] = []
+        for row in rows { columns.fit(row) }
         if !printedHeader {
-            printedHeader = true
-            lines.append(line(Self.header))
+            held += rows
+            return held.count < Self.bufferedRows ? [] : flush()
         }
-        lines += rows.map(line)
-        return lines
+        return rows.map(columns.line)
     }
 
-    /// Cells padded to their column's width, two spaces apart; the last
-    /// column is not padded, and trailing spaces are dropped.
-    private func line(_ cells: [String]) -> String {
-        var text = ""
-        for (column, cell) in cells.enumerated() {
-            if column > 0 { text += "  " }
-            text += cell
-            if column < cells.count - 1 { text += String(repeating: " ", count: widths[column] - cell.count) }
-        }
-        while text.last == " " { text.removeLast() }
-        return text
+    /// The lines still held back, header first (once the pages end).
+    mutating func finish() -> [String] {
+        printedHeader ? [] : flush()
+    }
+
+    private mutating func flush() -> [String] {
+        printedHeader = true
+        defer { held = [] }
+        return [columns.line(Self.header)] + held.map(columns.line)
     }
 }

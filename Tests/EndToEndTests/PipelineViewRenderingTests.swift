@@ -104,19 +104,42 @@ struct PipelineViewRenderingTests {
         ])
     }
 
-    @Test("list's table aligns columns, says running and queued, and grows widths page by page")
+    @Test("list's table aligns columns over every page, says running and queued")
     func table() throws {
         let records = try Self.pipeline()
         var table = PromiseTable(timeZone: Self.utc)
         let queued = try Self.record(#"{"id":"q","state":"pending","queued":true,"created":\#(Self.now - 61_000)}"#)
-        #expect(table.lines(for: [RecordView(records["p/slow"]!), RecordView(queued)], now: Self.now) == [
-            "ID      STATE    PID  STARTED   DURATION  EXIT  PROGRESS",
-            "p/slow  running  77   12:00:01  3.8s            40% half way",
-            "q       queued        11:59:04  1m01s",
-        ])
-        #expect(table.lines(for: [RecordView(records["p/join"]!), RecordView(records["p/b"]!)], now: Self.now) == [
+        #expect(table.lines(for: [RecordView(records["p/slow"]!), RecordView(queued)], now: Self.now) == [])
+        #expect(table.lines(for: [RecordView(records["p/join"]!), RecordView(records["p/b"]!)], now: Self.now) == [])
+        #expect(table.finish() == [
+            "ID      STATE     PID  STARTED   DURATION  EXIT  PROGRESS",
+            "p/slow  running   77   12:00:01  3.8s            40% half way",
+            "q       queued         11:59:04  1m01s",
             "p/join  rejected       12:00:00  1.0s",
             "p/b     rejected       12:00:00  900ms     2",
+        ])
+        #expect(table.finish() == [])
+    }
+
+    @Test("list's table prints once it holds 1000 rows, then each page as it comes with columns that only grow")
+    func tableFlushesAfterBufferedRows() throws {
+        var table = PromiseTable(timeZone: Self.utc)
+        let short = try (0..<PromiseTable.bufferedRows).map { try RecordView(Self.record(#"{"id":"i\#($0)","state":"pending"}"#)) }
+        let printed = table.lines(for: short, now: Self.now)
+        #expect(printed.count == PromiseTable.bufferedRows + 1)
+        #expect(printed.first == "ID    STATE    PID  STARTED  DURATION  EXIT  PROGRESS")
+        #expect(printed.last == "i999  pending")
+        let long = try RecordView(Self.record(#"{"id":"a-longer-id","state":"pending"}"#))
+        #expect(table.lines(for: [long], now: Self.now) == ["a-longer-id  pending"])
+        #expect(table.finish() == [])
+    }
+
+    @Test("text columns pad every cell to its column's widest, two spaces apart, without trailing spaces")
+    func textColumns() {
+        #expect(TextColumns.lines(header: ["NAME", "LIMIT", "RUNNING", "QUEUED"], rows: [["cc", "2", "1", "0"], ["default-pool", "256", "0", "12"]]) == [
+            "NAME          LIMIT  RUNNING  QUEUED",
+            "cc            2      1        0",
+            "default-pool  256    0        12",
         ])
     }
 

@@ -71,6 +71,7 @@ extension PromiseCtl {
                 printed += records.count
                 cursor = page["cursor"] ?? .null
             } while !cursor.isNull && (limit.map { printed < $0 } ?? true)
+            if let lines = table?.finish(), !lines.isEmpty { Output.line(lines.joined(separator: "\n")) }
         }
     }
 }

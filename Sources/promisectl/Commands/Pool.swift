@@ -70,11 +70,14 @@ extension PromiseCtl {
         func run(with client: PromiseClient) throws {
             let pools = try client.call("info")["pools"] ?? [:]
             if json { return Output.line(Output.json(pools)) }
-            Output.line("NAME LIMIT RUNNING QUEUED")
-            for (name, pool) in (pools.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let numbers = ["limit", "running", "queued"].map { pool[$0]?.intValue.map(String.init) ?? "?" }
-                Output.line(([name] + numbers).joined(separator: " "))
+            let rows = (pools.objectValue ?? [:]).sorted(by: { $0.key < $1.key }).map { name, pool in
+                [name] + ["limit", "running", "queued"].map { pool[$0]?.intValue.map(String.init) ?? "?" }
             }
+            let header = ["NAME", "LIMIT", "RUNNING", "QUEUED"]
+            // A terminal gets aligned columns; scripts read the words one space apart, as always.
+            let lines = Terminal.standardOutputIsTerminal
+                ? TextColumns.lines(header: header, rows: rows) : ([header] + rows).map { $0.joined(separator: " ") }
+            Output.line(lines.joined(separator: "\n"))
         }
     }
 }
