@@ -30,13 +30,24 @@ enum Format {
     }
 
     /// An argv as a shell would read it back: arguments with spaces or
-    /// quotes in single quotes (`sh -c 'exit 3'`), cut to `limit` characters.
-    static func command(_ argv: [String], limit: Int = 40) -> String {
+    /// quotes in single quotes (`sh -c 'exit 3'`), cut in the middle to
+    /// `limit` characters, since a compile command names its file at the end:
+    /// `cc -O2 -Wall -Wextra -DLUA_COMP…-c lapi.c -o lapi.o`.
+    static func command(_ argv: [String], limit: Int = 60) -> String {
         let words = argv.map { word -> String in
             let plain = !word.isEmpty && word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:,+@%".contains($0) }
             return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
         }
-        return oneLine(words.joined(separator: " "), limit: limit)
+        return middleCut(oneLine(words.joined(separator: " "), limit: .max), limit: limit)
+    }
+
+    /// `text` cut to `limit` characters by dropping its middle for `…`: the
+    /// head keeps one character more than the tail when they differ.
+    static func middleCut(_ text: String, limit: Int) -> String {
+        guard text.count > limit, limit > 0 else { return text }
+        let kept = limit - 1
+        let tail = kept / 2
+        return String(text.prefix(kept - tail)) + "…" + String(text.suffix(tail))
     }
 
     /// A fraction as a whole percentage, rounded down: `0.426` is `42%`.

@@ -40,7 +40,7 @@ struct PipelineViewRenderingTests {
         return graph
     }
 
-    @Test("the tree draws each promise once, refers back to a combinator seen before, marks the failing step, and skips a reused id")
+    @Test("the tree draws each promise once, refers back to a combinator seen before on its input's line, marks the failing step, and skips a reused id")
     func treeDrawing() throws {
         var fetches: [[String]] = []
         let graph = try Self.graph(fetches: &fetches)
@@ -48,8 +48,7 @@ struct PipelineViewRenderingTests {
             "p  fulfilled  [2.1s]",
             "├── p/a  exec: make a  fulfilled  [1.2s]  exit 0",
             "│   └── p/join  all of 2  rejected: no rule  [1.0s]",
-            "├── p/b  exec: sh -c 'exit 2'  rejected: no rule  [900ms]  exit 2  ← failed here",
-            "│   └── p/join  ↑ shown above",
+            "├── p/b  exec: sh -c 'exit 2'  rejected: no rule  [900ms]  exit 2  ← failed here  → p/join (above)",
             "└── p/slow  exec: sleep 9  running pid 77  [3.8s]  40% half way",
         ])
         #expect(fetches == [["p/a", "p/b", "p/slow", "p/gone", "p/reused"], ["p/join"]])
@@ -60,7 +59,7 @@ struct PipelineViewRenderingTests {
         var fetches: [[String]] = []
         let lines = TreeRenderer(style: .ascii).lines(for: try Self.graph(fetches: &fetches), now: Self.now)
         #expect(lines[1] == "|-- p/a  exec: make a  fulfilled  [1.2s]  exit 0")
-        #expect(lines[4] == "|   `-- p/join  ^ shown above")
+        #expect(lines[3] == "|-- p/b  exec: sh -c 'exit 2'  rejected: no rule  [900ms]  exit 2  <- failed here  -> p/join (above)")
         #expect(lines.allSatisfy { $0.unicodeScalars.allSatisfy(\.isASCII) })
     }
 

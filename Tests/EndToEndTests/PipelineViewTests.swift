@@ -99,8 +99,7 @@ struct PipelineViewTests {
                 ├── p/a  exec: sh -c 'echo 1'  fulfilled  [T]  exit 0
                 │   └── p/join  all of 2  rejected: broken  [T]
                 │       └── p/final  exec: cat  rejected: broken  [T]
-                ├── p/b  exec: sh -c 'echo broken >&2; exit 2'  rejected: broken  [T]  exit 2  ← failed here
-                │   └── p/join  ↑ shown above
+                ├── p/b  exec: sh -c 'echo broken >&2; exit 2'  rejected: broken  [T]  exit 2  ← failed here  → p/join (above)
                 └── p/c  then  fulfilled  [T]
                     └── p/d  then  fulfilled  [T]
 

@@ -12,8 +12,10 @@ extension PromiseCtl {
                 promise: id, how it was made (then, exec: COMMAND, all of N…), state \
                 (running and the pid while an exec step's command runs; the reason when \
                 rejected), [duration], exit status, progress; the step where a failure \
-                started is marked "← failed here". A combinator fed by several steps is \
-                drawn under the first and marked "↑ shown above" under the others.
+                started is marked "← failed here". Commands longer than 60 characters lose \
+                their middle ("…"), keeping the file names at their end. A combinator fed \
+                by several steps is drawn under the first; the others end their line with \
+                "→ ID (above)".
 
                 Records are fetched in batches of 50 `get`s, level by level, up to \
                 --max-nodes promises (then a last line says it stopped there). --dot \
@@ -25,8 +27,7 @@ extension PromiseCtl {
                   pipe  fulfilled  [2.1s]
                   ├── pipe/a  exec: make a  fulfilled  [1.2s]  exit 0
                   │   └── pipe/join  all of 2  rejected: 1 of 2 input promises were rejected  [1.9s]
-                  └── pipe/b  exec: make b  rejected: no rule to make b  [0.9s]  exit 2  ← failed here
-                      └── pipe/join  ↑ shown above
+                  └── pipe/b  exec: make b  rejected: no rule to make b  [0.9s]  exit 2  ← failed here  → pipe/join (above)
 
                   promisectl tree pipe --dot | dot -Tsvg > pipe.svg
                 """)

@@ -7,13 +7,14 @@ import Foundation
 /// pipe  fulfilled  [2.1s]
 /// ├── pipe/a  exec: make a  fulfilled  [1.2s]  exit 0
 /// │   └── pipe/join  all of 2  rejected: 1 of 2 input promises were rejected  [1.9s]
-/// └── pipe/b  exec: make b  rejected: no rule to make b  [0.9s]  exit 2  ← failed here
-///     └── pipe/join  ↑ shown above
+/// └── pipe/b  exec: make b  rejected: no rule to make b  [0.9s]  exit 2  ← failed here  → pipe/join (above)
 /// ```
 ///
-/// A combinator appears under each of its inputs; it is drawn in full the
-/// first time and referred to afterwards, so every promise takes one full
-/// line and the drawing has as many lines as the graph has links.
+/// A combinator appears under each of its inputs: it is drawn in full under
+/// the first, and the others end their own line with `→ ID (above)`, so that
+/// a join of 36 compiles takes one line, not 36. (A promise drawn only after
+/// its input's line was written, by a branch in between, gets a line of its
+/// own there: `ID  ↑ shown above`.)
 struct TreeRenderer {
     enum Style {
         case box, ascii
@@ -23,6 +24,7 @@ struct TreeRenderer {
         var bar: String { self == .box ? "│   " : "|   " }
         var shownAbove: String { self == .box ? "↑ shown above" : "^ shown above" }
         var failedHere: String { self == .box ? "← failed here" : "<- failed here" }
+        var drawnAbove: String { self == .box ? "→ " : "-> " }
     }
 
     var style: Style
@@ -31,10 +33,11 @@ struct TreeRenderer {
     /// graph was cut at `--max-nodes`.
     func lines(for graph: PromiseGraph, now: Int64) -> [String] {
         guard let root = graph.view(graph.rootID) else { return [] }
-        var lines = [label(root, in: graph, now: now)]
         var drawn: Set<String> = [root.id]
+        let (rootLine, rootEdges) = entry(root, in: graph, drawn: drawn, now: now)
+        var lines = [rootLine]
         // Depth first without recursion: a chain of thousands of steps is that deep.
-        var stack: [(edges: [PromiseGraph.Edge], next: Int, indent: String)] = [(graph.downstream(of: root.id), 0, "")]
+        var stack: [(edges: [PromiseGraph.Edge], next: Int, indent: String)] = [(rootEdges, 0, "")]
         while var top = stack.popLast() {
             guard top.next < top.edges.count else { continue }
             let edge = top.edges[top.next]
@@ -48,13 +51,29 @@ struct TreeRenderer {
                 continue
             }
             drawn.insert(view.id)
-            lines.append(branch + label(view, in: graph, now: now))
-            stack.append((graph.downstream(of: view.id), 0, top.indent + (isLast ? "    " : style.bar)))
+            let (line, edges) = entry(view, in: graph, drawn: drawn, now: now)
+            lines.append(branch + line)
+            stack.append((edges, 0, top.indent + (isLast ? "    " : style.bar)))
         }
         if graph.isTruncated {
             lines.append("… stopped at \(graph.nodes.count) promises (--max-nodes); more are under \(graph.rootID)")
         }
         return lines
+    }
+
+    /// The line of `view` (its label, then `→ ID (above)` for what it feeds
+    /// that is drawn already) and the edges still to draw under it.
+    private func entry(
+        _ view: RecordView, in graph: PromiseGraph, drawn: Set<String>, now: Int64
+    ) -> (line: String, edges: [PromiseGraph.Edge]) {
+        let edges = graph.downstream(of: view.id)
+        let above = edges.filter { drawn.contains($0.to) && graph.view($0.to) != nil }.map(\.to)
+        var line = label(view, in: graph, now: now)
+        if !above.isEmpty {
+            let named = above.prefix(3).joined(separator: ", ")
+            line += "  " + style.drawnAbove + named + (above.count > 3 ? " and \(above.count - 3) more" : "") + " (above)"
+        }
+        return (line, above.isEmpty ? edges : edges.filter { !drawn.contains($0.to) })
     }
 
     /// `id  kind  state[: reason]  [duration]  exit N  progress  ← failed here`, the parts that apply.
@@ -83,7 +102,7 @@ struct TreeRenderer {
             return ""
         case "then":
             let on = view.on.map { $0 == "fulfilled" ? "" : " on \($0)" } ?? ""
-            if let exec = view.exec { return "exec" + on + ": " + Format.command(exec) }
+            if let exec = view.exec { return "exec" + on + ": " + Format.command(exec, limit: 60) }
             return "then" + on
         default:
             return "\(view.kind) of \(view.inputs.count)"
