@@ -65,12 +65,12 @@ enum FastCommandLine {
         var grammar: Grammar {
             switch self {
             case .get: Grammar(flags: ["json", "human", "raw"])
-            case .create: Grammar(flags: ["if-exists"], options: ["name", "timeout"])
+            case .create: Grammar(flags: ["if-exists", "replace"], options: ["name", "timeout"])
             case .resolve: Grammar(flags: ["string"], dashValueAt: 1)
             case .reject: Grammar(options: ["code", "data"])
             case .run: Grammar(options: ["grace", "pool", "reconnect-timeout"], takesCommand: true)
             case .then:
-                Grammar(flags: ["daemon-env"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
+                Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
             case .wait: Grammar(flags: ["json", "raw", "progress", "cancel-on-signal"], options: ["timeout", "reconnect-timeout"])
             case .all: Grammar(flags: ["stop-on-failure"], options: ["id", "policy"])
             }
@@ -225,7 +225,8 @@ enum FastCommandLine {
             guard let ids = scan.positionals(0...1) else { return nil }
             call = PromiseCtl.Create.Call(
                 socket: socket, id: ids.first, name: scan.option("name"),
-                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), ifExists: scan.flag("if-exists"))
+                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), ifExists: scan.flag("if-exists"),
+                replace: scan.flag("replace"))
         case .resolve:
             guard let values = scan.positionals(1...2) else { return nil }
             call = PromiseCtl.Resolve.Call(
@@ -247,7 +248,7 @@ enum FastCommandLine {
                 socket: socket, id: ids[0], childID: scan.option("id"),
                 on: scan.option("on", as: PromiseCtl.Then.Trigger.self).unwrap(&invalid) ?? .fulfilled,
                 cwd: scan.option("cwd"), environment: scan.repeated("env"), pool: scan.option("pool"),
-                daemonEnv: scan.flag("daemon-env"), command: scan.command)
+                daemonEnv: scan.flag("daemon-env"), command: scan.command, replace: scan.flag("replace"))
         case .wait:
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Wait.Call(

@@ -18,6 +18,7 @@ struct PromiseCtlFastPathTests {
         ["create"],
         ["create", "a", "--name", "library build", "--timeout", "600", "--if-exists"],
         ["create", "--timeout=0.5", "a", "--socket", "/tmp/x.sock"],
+        ["create", "a", "--replace"],
         ["resolve", "a"],
         ["resolve", "a", #"{"artifact":"lib.a","ok":true}"#],
         ["resolve", "a", "-", "--string"],
@@ -31,6 +32,7 @@ struct PromiseCtlFastPathTests {
         ["--socket", "/tmp/x.sock", "run", "a", "--grace=0", "--", "sh", "-c", "exit 3"],
         ["then", "p"],
         ["then", "p", "--id", "c", "--socket", "/tmp/x.sock"],
+        ["then", "p", "--id", "c", "--replace", "--", "cc", "-c", "a.c"],
         [
             "then", "p", "--id", "c", "--on", "settled", "--cwd", "sub", "--env", "A=1", "--env=B=2", "--pool", "cc",
             "--daemon-env", "--", "make", "--jobs", "--", "x",
@@ -90,7 +92,8 @@ struct PromiseCtlFastPathTests {
             ["reject", "a", "--code", "1.5"], ["reject", "a", "--code", "-1"], ["run", "a"], ["run", "a", "--"],
             ["run", "--", "a", "true"], ["run", "a", "--grace", "-1", "--", "true"], ["run", "a", "--pool", "b/c", "--", "true"],
             ["run", "a", "--reconnect-timeout", "nan", "--", "true"], ["then", "p", "--env", "NOEQUALS", "--", "true"],
-            ["then", "p", "--pool", "cc"], ["then", "p", "--on", "sometimes"], ["then", "p", "q"], ["wait", "a", "--json", "--raw"],
+            ["then", "p", "--pool", "cc"], ["then", "p", "--on", "sometimes"], ["then", "p", "q"], ["then", "p", "--replace"],
+            ["create", "a", "--replace", "--if-exists"], ["wait", "a", "--json", "--raw"],
             ["wait", "a", "--timeout", "inf"], ["all", "a", "--policy", "sometimes"],
             ["all", "a", "--policy", "nulls", "--stop-on-failure"],
         ])

@@ -4,7 +4,7 @@ import Promise
 /// promises (docs/PROTOCOL.md, "Methods"). Each answers with the promise's
 /// record, which the dispatcher writes (`recordJSON`).
 extension Registry {
-    /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?` → record.
+    /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?`, `replace?` → record.
     /// A lease is held by the connection `connectionID`.
     func create(_ params: RPCParams, connectionID: UInt64) throws(RPCError) -> RemotePromise {
         let requested = try params.optionalPromiseID("id")
@@ -15,7 +15,8 @@ extension Registry {
         let timeout = onlyID ? nil : try params.milliseconds("timeoutMs")
         let lease = onlyID ? false : try params.bool("lease") ?? false
         let ifExists = onlyID ? "error" : try params.choice("ifExists", ["error", "get"]) ?? "error"
-        let (id, existing) = try claim(requested, ifExists: ifExists)
+        let replace = onlyID ? false : try replaceParam(params, ifExists: ifExists)
+        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
         if let existing { return existing }
         try reserve()
         let entry = register(nil, id: id, kind: .created, name: name)

@@ -123,8 +123,13 @@ extension Registry {
     /// ones that a pending promise still needs (a `then` parent, a
     /// combinator's input: a restart rebuilds that promise from them);
     /// unknown ids are ignored. A forgotten id may be created again; its
-    /// children keep naming it as their parent.
+    /// children keep naming it as their parent. With `prefix` in place of
+    /// `ids`: ``forgetPrefix(_:prefix:)``.
     func forget(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        if let prefix = try params.string("prefix") {
+            if params["ids"] != nil { throw RPCParams.invalid("prefix", "\"ids\" and \"prefix\" exclude each other") }
+            return try forgetPrefix(params, prefix: prefix)
+        }
         let ids = try params.promiseIDs("ids")
         var forgotten = 0
         var pending: [JSONValue] = []

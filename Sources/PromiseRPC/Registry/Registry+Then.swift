@@ -12,7 +12,7 @@ import Promise
 /// runs a command: its children are cancelled.
 extension Registry {
     /// `then`: `id` (parent), `childId?`, `on?`, `exec?`, `cwd?`, `env?`,
-    /// `pool?` (Registry+Pools.swift), `ifExists?` → the child, whose record
+    /// `pool?` (Registry+Pools.swift), `ifExists?`, `replace?` → the child, whose record
     /// the dispatcher writes as it answers: a large value taken from the
     /// parent is then written once for all the children that carry it.
     func then(_ params: RPCParams) throws(RPCError) -> RemotePromise {
@@ -35,8 +35,10 @@ extension Registry {
         }
         if let problem = spec?.problem { throw problem }
         let pool = try checkStepPool(params, hasExec: spec != nil)
+        let replace = try replaceParam(params, ifExists: ifExists)
+        if replace && requested == parentID { throw RPCParams.invalid("childId", "a child cannot replace its own parent") }
         let parent = try entry(parentID)
-        let (id, existing) = try claim(requested, ifExists: ifExists)
+        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
         if let existing { return existing }
         try reserve()
         return makeChild(of: parent, id: id, on: on, exec: spec, pool: pool)

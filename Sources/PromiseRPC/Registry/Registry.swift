@@ -270,11 +270,19 @@ public final class Registry {
 
     /// Picks the id for a new promise: the client's, unless it is taken and
     /// `ifExists` is "get" (the existing record is returned) or "error" (-32006).
-    /// `existing` is nil when a new promise is to be made under `id`.
-    func claim(_ requested: String?, ifExists: String) throws(RPCError) -> (id: String, existing: RemotePromise?) {
+    /// `existing` is nil when a new promise is to be made under `id`. With
+    /// `replace`, a settled promise of that id is forgotten first, as `forget`
+    /// would; a pending one, or one a pending promise needs, is not (-32006).
+    func claim(
+        _ requested: String?, ifExists: String, replace: Bool = false
+    ) throws(RPCError) -> (id: String, existing: RemotePromise?) {
         guard let requested else { return (generateID(), nil) }
         if let existing = entries[requested] {
             if ifExists == "get" { return (requested, existing) }
+            if replace {
+                try forgetToReplace(existing)
+                return (requested, nil)
+            }
             throw RPCError(
                 .alreadyExists, "a promise with id \"\(requested)\" already exists",
                 data: ["id": .string(requested), "state": .string(existing.state)])

@@ -8,11 +8,14 @@ extension PromiseCtl {
             abstract: "Create a pending promise and print its id.",
             discussion: """
                 Without ID the daemon makes one up. An existing ID is an error (exit 5) \
-                unless --if-exists is given, which prints the id of the existing promise.
+                unless --if-exists is given, which prints the id of the existing promise. \
+                --replace forgets a settled promise of that id first, so that a script \
+                run again makes it anew; a pending one is not replaced (exit 5).
 
                 Example:
                   promisectl create build/lib --name "library build" --timeout 600
                   job=$(promisectl create)
+                  promisectl create build/src --replace
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -29,7 +32,12 @@ extension PromiseCtl {
         @Flag(help: "Succeed with the existing promise when ID is taken, instead of exiting 5.")
         var ifExists = false
 
-        var call: Call { Call(socket: connection.socket, id: id, name: name, timeout: timeout, ifExists: ifExists) }
+        @Flag(help: "Forget a settled promise of this ID first (a pending one is kept: exit 5).")
+        var replace = false
+
+        var call: Call {
+            Call(socket: connection.socket, id: id, name: name, timeout: timeout, ifExists: ifExists, replace: replace)
+        }
 
         /// The parsed line (see ``ClientCall``).
         struct Call: ClientCall {
@@ -38,8 +46,10 @@ extension PromiseCtl {
             var name: String?
             var timeout: Double?
             var ifExists = false
+            var replace = false
 
             func validate() throws {
+                if ifExists && replace { throw ValidationError("--if-exists and --replace exclude each other") }
                 if let timeout, !(timeout > 0) || !timeout.isFinite {
                     throw ValidationError("--timeout must be a positive number of seconds")
                 }
@@ -51,6 +61,7 @@ extension PromiseCtl {
                 if let name { params["name"] = .string(name) }
                 if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
                 if ifExists { params["ifExists"] = "get" }
+                if replace { params["replace"] = true }
                 let record = try PromiseClient.Record(client.call("create", params))
                 Output.line(record.id)
             }

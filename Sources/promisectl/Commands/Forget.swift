@@ -13,27 +13,43 @@ extension PromiseCtl {
                 shares): forget it again once that one has settled. Each id not forgotten \
                 gets one line on stderr saying why.
 
-                Exit status: 0 when every ID was forgotten; 5 when one was kept (pending \
-                or needed); else 4 when one has no promise.
+                With --prefix P, every settled promise whose id starts with P is \
+                forgotten (page after page, as cancel --prefix goes), and the number \
+                forgotten is printed; one line on stderr counts those kept, pending or \
+                needed. A script run again starts with it, or makes its promises with \
+                create --replace and then --replace.
+
+                Exit status: 0 when every ID (or every promise under P) was forgotten; \
+                5 when one was kept (pending or needed); else 4 when one has no promise.
 
                 Example:
                   promisectl forget build/lib build/app
+                  promisectl forget --prefix build/
                   promisectl list --state fulfilled | cut -f1 | xargs promisectl forget
                 """)
 
         @OptionGroup var connection: ConnectionOptions
 
         @Argument(help: "The promises' ids.")
-        var ids: [String]
+        var ids: [String] = []
+
+        @Option(help: ArgumentHelp("Forget every settled promise whose id starts with this.", valueName: "prefix"))
+        var prefix: String?
 
         func validate() throws {
-            if ids.isEmpty { throw ValidationError("forget needs at least one ID") }
+            if let prefix {
+                if prefix.isEmpty { throw ValidationError("--prefix must not be empty: it would forget every settled promise") }
+                if !ids.isEmpty { throw ValidationError("forget takes IDs or --prefix, not both") }
+            } else if ids.isEmpty {
+                throw ValidationError("forget needs at least one ID, or --prefix")
+            }
         }
 
         /// Ids per batch: the daemon's default `maxBatchSize`.
         private static let batchSize = 1_000
 
         func run(with client: PromiseClient) throws {
+            if let prefix { return try forget(prefix: prefix, with: client) }
             var seen = Set<String>()
             let distinct = ids.filter { seen.insert($0).inserted }
             var kept = false
@@ -58,6 +74,31 @@ extension PromiseCtl {
             }
             if kept { throw ExitCode.alreadySettledOrExists }
             if unknown { throw ExitCode.noSuchPromise }
+        }
+
+        /// `--prefix`: `forget` with `prefix` until its cursor is null; prints
+        /// how many it forgot, and says on stderr how many it kept and why.
+        private func forget(prefix: String, with client: PromiseClient) throws {
+            var cursor: JSONValue = .null
+            var forgotten = 0
+            var pending = 0
+            var needed = 0
+            repeat {
+                var params: [String: JSONValue] = ["prefix": .string(prefix)]
+                if !cursor.isNull { params["cursor"] = cursor }
+                let page = try client.call("forget", params)
+                forgotten += page["forgotten"]?.intValue ?? 0
+                pending += page["keptPending"]?.intValue ?? 0
+                needed += page["keptNeeded"]?.intValue ?? 0
+                cursor = page["cursor"] ?? .null
+            } while !cursor.isNull
+            Output.line(String(forgotten))
+            guard pending + needed > 0 else { return }
+            var kept: [String] = []
+            if pending > 0 { kept.append("\(pending) pending") }
+            if needed > 0 { kept.append("\(needed) needed by a pending promise (forget again once it has settled)") }
+            Failure.report("kept \(kept.joined(separator: " and ")) under \(prefix)")
+            throw ExitCode.alreadySettledOrExists
         }
     }
 }

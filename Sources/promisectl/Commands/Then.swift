@@ -26,13 +26,16 @@ extension PromiseCtl {
                 them. With --daemon-env only --env is sent and CMD gets the daemon's \
                 environment. The request, environment included, must fit in the daemon's \
                 maxLineBytes (1 MiB unless promised --max-line-bytes says otherwise). \
-                `promisectl logs CHILD` shows the end of CMD's stdout and stderr.
+                `promisectl logs CHILD` shows the end of CMD's stdout and stderr. \
+                --replace forgets a settled promise of the child's id first, so that a \
+                script run again makes it anew; a pending one is not replaced (exit 5).
 
                 Example:
                   promisectl then build/lib --id build/test -- make test
                   CC=clang promisectl then src --id app -- sh -c '$CC -o app main.c'
                   promisectl then build/all --on rejected --daemon-env -- ./report.sh
                   promisectl then src --pool cc --id obj/a.o -- cc -c a.c
+                  promisectl then src --id obj/a.o --replace -- cc -c a.c
                 """)
 
         enum Trigger: String, ExpressibleByArgument, CaseIterable {
@@ -63,12 +66,15 @@ extension PromiseCtl {
         @Flag(help: "Run CMD with the daemon's environment (plus --env), not this shell's.")
         var daemonEnv = false
 
+        @Flag(help: "Forget a settled promise of the child's id first (a pending one is kept: exit 5).")
+        var replace = false
+
         @Argument(parsing: .postTerminator, help: "The command the daemon runs, after --.")
         var command: [String] = []
 
         var call: Call {
             Call(socket: connection.socket, id: id, childID: childID, on: on, cwd: cwd, environment: environment, pool: pool,
-                 daemonEnv: daemonEnv, command: command)
+                 daemonEnv: daemonEnv, command: command, replace: replace)
         }
 
         /// The parsed line (see ``ClientCall``).
@@ -82,8 +88,10 @@ extension PromiseCtl {
             var pool: String?
             var daemonEnv = false
             var command: [String] = []
+            var replace = false
 
             func validate() throws {
+                if replace && childID == nil { throw ValidationError("--replace needs the child's --id") }
                 for entry in environment where !entry.contains("=") || entry.hasPrefix("=") {
                     throw ValidationError("--env takes NAME=VALUE, got \(entry)")
                 }
@@ -97,6 +105,7 @@ extension PromiseCtl {
                 var params: [String: JSONValue] = ["id": .string(id), "on": .string(on.rawValue)]
                 if let childID { params["childId"] = .string(childID) }
                 if let pool { params["pool"] = .string(pool) }
+                if replace { params["replace"] = true }
                 if !command.isEmpty {
                     params["exec"] = .array(command.map { .string($0) })
                     let directory = workingDirectory()
