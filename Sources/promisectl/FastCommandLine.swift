@@ -71,7 +71,8 @@ enum FastCommandLine {
             case .run: Grammar(options: ["grace", "pool", "reconnect-timeout"], takesCommand: true)
             case .then:
                 Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
-            case .wait: Grammar(flags: ["json", "raw", "progress", "cancel-on-signal"], options: ["timeout", "reconnect-timeout"])
+            case .wait:
+                Grammar(flags: ["json", "raw", "progress", "cancel-on-signal", "show-output"], options: ["timeout", "reconnect-timeout"])
             case .all: Grammar(flags: ["stop-on-failure"], options: ["id", "policy"])
             }
         }
@@ -254,7 +255,8 @@ enum FastCommandLine {
             call = PromiseCtl.Wait.Call(
                 socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
                 timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), json: scan.flag("json"),
-                raw: scan.flag("raw"), progress: scan.flag("progress"), cancelOnSignal: scan.flag("cancel-on-signal"))
+                raw: scan.flag("raw"), progress: scan.flag("progress"), cancelOnSignal: scan.flag("cancel-on-signal"),
+                showOutput: scan.flag("show-output"))
         case .all:
             guard let ids = scan.positionals(0...Int.max) else { return nil }
             call = PromiseCtl.All.Call(

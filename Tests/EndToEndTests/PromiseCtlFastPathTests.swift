@@ -40,6 +40,7 @@ struct PromiseCtlFastPathTests {
         ["wait", "a"],
         ["wait", "a", "--timeout", "2.5", "--raw", "--progress", "--cancel-on-signal", "--reconnect-timeout=3"],
         ["wait", "--json", "a", "--socket", "/tmp/x.sock"],
+        ["wait", "a", "--show-output"],
         ["all"],
         ["--socket", "/tmp/x.sock", "all", "a"],
         ["all", "a", "b", "c", "--id", "j", "--policy", "nulls"],

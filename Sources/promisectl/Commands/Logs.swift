@@ -25,18 +25,28 @@ extension PromiseCtl {
                 (with --follow: only when it was created, settled and forgotten before \
                 logs could look).
 
+                With --prefix P, the output of every step whose id starts with P, in the \
+                order they were made, each line led by its step's id ("build/cc/a: a.c:3: \
+                warning: …"), stdout lines on stdout and stderr lines on stderr, as make \
+                -j interleaves its jobs: the warnings of steps that succeeded. Exits 0.
+
                 Example:
                   promisectl logs test/lib
                   promisectl logs --follow build/app 2>&1 | tee build.log
                   promisectl logs --follow build/x & promisectl then src --id build/x -- make x
                   promisectl logs --follow test/slow --timeout 600
+                  promisectl logs --prefix build/ 2>&1 >/dev/null | grep warning
                 """)
 
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var reconnect: ReconnectOptions
 
         @Argument(help: "The step's id.")
-        var id: String
+        var id: String?
+
+        @Option(help: ArgumentHelp("Print the output of every step whose id starts with this, each line led by its id.",
+                                   valueName: "prefix"))
+        var prefix: String?
 
         @Flag(name: [.short, .long], help: "Keep printing new output until the step settles.")
         var follow = false
@@ -44,7 +54,16 @@ extension PromiseCtl {
         @Option(help: ArgumentHelp("With --follow, give up after this many seconds (exit 3).", valueName: "sec"))
         var timeout: Double?
 
+        /// The one step's id (validate() made sure there is one without --prefix).
+        private var stepID: String { id ?? "" }
+
         func validate() throws {
+            if prefix != nil {
+                if id != nil { throw ValidationError("logs takes an ID or --prefix, not both") }
+                if follow { throw ValidationError("--follow follows one ID; --prefix prints what the steps kept") }
+            } else if id == nil {
+                throw ValidationError("logs needs an ID, or --prefix")
+            }
             if let timeout, !(timeout >= 0) || !timeout.isFinite {
                 throw ValidationError("--timeout must be a number of seconds, 0 or more")
             }
@@ -54,6 +73,8 @@ extension PromiseCtl {
         }
 
         func run(with client: PromiseClient) throws {
+            if let prefix { return try PrefixedLogs.printAll(under: prefix, with: client) }
+            let id = stepID
             var log = FollowedLog(id: id)
             let state: String
             if follow {
@@ -112,8 +133,8 @@ extension PromiseCtl {
         private func followedLog(
             _ client: PromiseClient, waitingForCreation: Bool, until deadline: ContinuousClock.Instant?
         ) throws -> JSONValue {
-            let follow: [String: JSONValue] = ["id": .string(id), "follow": true]
-            let results = try client.batch([.init("subscribe", ["ids": [.string(id)]]), .init("logs", follow)], timeout: nil)
+            let follow: [String: JSONValue] = ["id": .string(stepID), "follow": true]
+            let results = try client.batch([.init("subscribe", ["ids": [.string(stepID)]]), .init("logs", follow)], timeout: nil)
             _ = try results[0].get()
             var answer = try waitingForCreation ? Self.existing(results[1].get) : .some(results[1].get())
             var delay = Self.creationPoll.first
@@ -122,14 +143,14 @@ extension PromiseCtl {
                 if let answer {
                     if settledMeanwhile && answer["state"]?.stringValue == "pending" {
                         // Settled, forgotten and made again between two looks: its one `settled` was used up.
-                        try client.call("subscribe", ["ids": [.string(id)]])
+                        try client.call("subscribe", ["ids": [.string(stepID)]])
                     }
                     return answer
                 }
                 // Not created yet: look again after a while, reading the subscription's news meanwhile.
                 let wait = try deadline.map { min(delay, try timeLeft(before: $0)) } ?? delay
                 if let notification = try client.nextNotification(timeout: wait),
-                   notification.method == "settled", notification.params["id"]?.stringValue == id
+                   notification.method == "settled", notification.params["id"]?.stringValue == stepID
                 {
                     // Made and settled between two looks: one more look finds its log, unless it was forgotten too.
                     settledMeanwhile = true
@@ -154,7 +175,7 @@ extension PromiseCtl {
         ) throws -> String {
             while true {
                 let notification = try client.nextNotification(timeout: try deadline.map(timeLeft(before:)))
-                guard let notification, notification.params["id"]?.stringValue == id else { continue }
+                guard let notification, notification.params["id"]?.stringValue == stepID else { continue }
                 switch notification.method {
                 case "log":
                     log.print(notification: notification.params)
@@ -174,7 +195,7 @@ extension PromiseCtl {
         }
 
         private func timedOut() -> ExitCode {
-            Failure.report("timed out following \(id)")
+            Failure.report("timed out following \(stepID)")
             return .timedOut
         }
     }

@@ -19,6 +19,12 @@ extension PromiseCtl {
                 (and so the pipeline's steps it needs, their commands stopped), then \
                 exit 130 (SIGINT) or 143 (SIGTERM).
 
+                --show-output (the default when stderr is a terminal): once the promise \
+                settles, what each `then … exec` step it waited on (itself, and those \
+                above it through parents and inputs) wrote on stderr is printed there, \
+                each line led by the step's id, so that a warning of a step that \
+                succeeded is seen.
+
                 Example:
                   promisectl wait build/lib --timeout 600
                   version=$(promisectl wait release/version --raw)
@@ -46,9 +52,12 @@ extension PromiseCtl {
         @Flag(help: "On SIGINT or SIGTERM, cancel the promise, then exit 130 or 143.")
         var cancelOnSignal = false
 
+        @Flag(help: "Once settled, print on stderr what the steps it waited on wrote there, each line led by its step's id (the default when stderr is a terminal).")
+        var showOutput = false
+
         var call: Call {
             Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, timeout: timeout, json: json, raw: raw,
-                 progress: progress, cancelOnSignal: cancelOnSignal)
+                 progress: progress, cancelOnSignal: cancelOnSignal, showOutput: showOutput)
         }
 
         /// The parsed line (see ``ClientCall``).
@@ -61,6 +70,7 @@ extension PromiseCtl {
             var raw = false
             var progress = false
             var cancelOnSignal = false
+            var showOutput = false
 
             func validate() throws {
                 try reconnect.validate()
@@ -90,6 +100,9 @@ extension PromiseCtl {
                 } catch let error as RPCError where error.code == .waitTimedOut {
                     Failure.report("timed out waiting for \(id)")
                     throw ExitCode.timedOut
+                }
+                if showOutput || Terminal.standardErrorIsTerminal {
+                    try? PrefixedLogs.print(UpstreamSteps.ids(above: id, with: client), streams: [.stderr], with: client)
                 }
                 if json {
                     Output.line(Output.json(record.json))
