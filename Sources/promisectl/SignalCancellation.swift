@@ -41,17 +41,39 @@ final class SignalCancellation: Sendable {
     /// Blocks ``signals`` (in this thread, and so in threads started from it)
     /// and starts the thread that waits for them. Call before any other thread starts.
     static func arm(cancelling id: String, socketPath: String) -> SignalCancellation {
+        arm(signals: signals) { received in
+            Self.cancel(id, socketPath: socketPath)
+            // _exit: the main thread is blocked in a read, and may hold locks exit's handlers want.
+            _exit(128 + received)
+        }
+    }
+
+    /// Plain `wait` for a person: Ctrl-C (SIGINT) ends it as it always did,
+    /// by the signal, after a line on stderr that says what of the pipeline
+    /// still runs and the command that stops it (``InterruptNote``).
+    static func armNote(for id: String, socketPath: String) -> SignalCancellation {
+        arm(signals: [SIGINT]) { received in
+            if let note = InterruptNote.text(for: id, socketPath: socketPath) { Failure.report(note) }
+            // Dies by the signal, so that the shell running a script stops it too.
+            signal(received, SIG_DFL)
+            var unblocked = Self.blockedSet(of: [received])
+            pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+            raise(received)
+            _exit(128 + received)
+        }
+    }
+
+    private static func arm(signals: [Int32], onSignal: @escaping @Sendable (Int32) -> Void) -> SignalCancellation {
         let armed = SignalCancellation()
-        var blocked = Self.blockedSet()
+        var blocked = Self.blockedSet(of: signals)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         let thread = Thread {
-            var waitedFor = Self.blockedSet()
+            var waitedFor = Self.blockedSet(of: signals)
             var received: Int32 = 0
             guard sigwait(&waitedFor, &received) == 0 else { return }
             let (won, _) = armed.state.compareExchange(
                 expected: Self.armed, desired: Self.interrupted, ordering: .acquiringAndReleasing)
-            if won { Self.cancel(id, socketPath: socketPath) }
-            // _exit: the main thread is blocked in a read, and may hold locks exit's handlers want.
+            if won { onSignal(received) }
             _exit(128 + received)
         }
         thread.start()
@@ -68,7 +90,7 @@ final class SignalCancellation: Sendable {
         while true { pause() }
     }
 
-    private static func blockedSet() -> sigset_t {
+    private static func blockedSet(of signals: [Int32]) -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals { sigaddset(&set, signal) }

@@ -17,7 +17,10 @@ extension PromiseCtl {
 
                 --cancel-on-signal: on SIGINT (Ctrl-C) or SIGTERM, cancel the promise \
                 (and so the pipeline's steps it needs, their commands stopped), then \
-                exit 130 (SIGINT) or 143 (SIGTERM).
+                exit 130 (SIGINT) or 143 (SIGTERM). Without it, Ctrl-C ends only the \
+                wait, and on a terminal (stderr) a line says so: "build/link still \
+                runs; promisectl cancel build/src stops it", naming the pipeline's root \
+                (followed up through each record's parent, or first input).
 
                 --show-output (the default when stderr is a terminal): once the promise \
                 settles, what each `then … exec` step it waited on (itself, and those \
@@ -82,8 +85,11 @@ extension PromiseCtl {
 
             func run(with client: PromiseClient) throws {
                 let limit = timeout.map { ValueInput.milliseconds(seconds: $0) }
+                // A person's Ctrl-C without --cancel-on-signal is told what still runs.
                 let armed = cancelOnSignal
-                    ? SignalCancellation.arm(cancelling: id, socketPath: SocketPath.resolve(explicit: socket)) : nil
+                    ? SignalCancellation.arm(cancelling: id, socketPath: SocketPath.resolve(explicit: socket))
+                    : Terminal.standardErrorIsTerminal
+                        ? SignalCancellation.armNote(for: id, socketPath: SocketPath.resolve(explicit: socket)) : nil
                 defer { armed?.disarm() }
                 let record: PromiseClient.Record
                 do {
