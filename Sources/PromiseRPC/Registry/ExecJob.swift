@@ -37,7 +37,7 @@ final class ExecJob {
     /// The slot its command holds from start until it has exited.
     var slot: PoolSlot?
     /// When the command was launched, in milliseconds since 1970 (the record's
-    /// `started`). In memory only: a restarted daemon does not run it again.
+    /// `started`); stored, so that a restarted daemon shows it too.
     var launched: Int64?
     /// How the command exited (the record's `exitStatus`): 128 + N when killed by signal N.
     var exitStatus: Int32?

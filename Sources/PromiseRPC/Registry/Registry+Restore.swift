@@ -203,6 +203,11 @@ extension Registry {
             job.cancelled = true
             entry.job = job
         }
+        if let job = entry.job {
+            // What the record showed of its command before the restart: `started`, `exitStatus`.
+            job.launched = job.launched ?? stored.started
+            job.exitStatus = job.exitStatus ?? stored.exitStatus
+        }
     }
 
     /// A promise settled as `stored` says: its value, its reason, or cancelled.

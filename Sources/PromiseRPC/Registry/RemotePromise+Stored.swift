@@ -34,6 +34,7 @@ extension RemotePromise {
             lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,
             execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime,
             pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
-            queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil)
+            queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil,
+            started: job?.launched, exitStatus: job?.exitStatus)
     }
 }

@@ -63,6 +63,12 @@ public struct StoredPromise: Sendable, Hashable {
     /// A pending `then … exec` child waiting for a slot of its pool: its
     /// place in the queue (lower is first). A restart queues it again there.
     public var queueTicket: Int?
+    /// When an exec step's command was launched (ms since 1970) and how it
+    /// exited (128 + N when killed by signal N): the record's `started` and
+    /// `exitStatus`, kept across restarts. Absent in documents written before
+    /// they were stored, and for steps that never ran.
+    public var started: Int64?
+    public var exitStatus: Int32?
 
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
@@ -72,7 +78,7 @@ public struct StoredPromise: Sendable, Hashable {
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
         execPid: Int32? = nil, execStartTime: UInt64? = nil,
-        pool: String? = nil, queueTicket: Int? = nil
+        pool: String? = nil, queueTicket: Int? = nil, started: Int64? = nil, exitStatus: Int32? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -102,6 +108,8 @@ public struct StoredPromise: Sendable, Hashable {
         self.execStartTime = execStartTime
         self.pool = pool
         self.queueTicket = queueTicket
+        self.started = started
+        self.exitStatus = exitStatus
     }
 
     public var isPending: Bool { state == "pending" }
@@ -144,6 +152,7 @@ extension StoredPromise {
         object.value("execPid", ifPresent: execPid.map { .int(Int($0)) })
         object.value("execStartTime", ifPresent: execStartTime.map { .int(Int(clamping: $0)) })
         object.flag("execStarted", execStarted)
+        object.value("exitStatus", ifPresent: exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
         object.string("kind", kind)
@@ -159,6 +168,7 @@ extension StoredPromise {
         object.value("reason", ifPresent: reason)
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
+        object.value("started", ifPresent: started.map { .int(Int($0)) })
         object.string("state", state)
         object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
@@ -201,7 +211,9 @@ extension StoredPromise {
             execPid: try reader.optional("execPid", \.intValue).flatMap { Int32(exactly: $0) },
             execStartTime: try reader.optional("execStartTime", \.intValue).flatMap { UInt64(exactly: $0) },
             pool: try reader.optional("pool", \.stringValue),
-            queueTicket: try reader.optional("queueTicket", \.intValue))
+            queueTicket: try reader.optional("queueTicket", \.intValue),
+            started: try reader.optional("started", \.intValue).map(Int64.init),
+            exitStatus: try reader.optional("exitStatus", \.intValue).flatMap { Int32(exactly: $0) })
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }
