@@ -53,10 +53,29 @@ enum Failure {
         }
     }
 
+    /// The daemon's message in promisectl's terms: a way out for a limit, the
+    /// promisectl command for a protocol method, and the JSON-RPC code only for
+    /// an error promisectl does not know.
     static func describe(_ error: RPCError) -> String {
         switch error.code {
         case .noSuchPromise, .alreadySettled, .alreadyExists, .waitTimedOut:
             return error.message
+        case .invalidParams:
+            if error.data?["param"]?.stringValue == "pool", let pool = error.data?["pool"]?.stringValue {
+                return "no pool named \"\(pool)\": start promised with --pool \(pool)=N, or make it with promisectl pool \(pool) N"
+            }
+            return error.message
+        case .limitExceeded:
+            switch error.data?["limit"]?.stringValue {
+            case "maxLineBytes", "maxValueBytes":
+                return error.message + "; keep big values in a file and pass its path"
+            case "maxPromises":
+                return error.message + "; drop settled ones with promisectl forget ID… or forget --prefix P"
+            case "maxConnections":
+                return error.message + "; try again when other clients have closed"
+            default:
+                return error.message
+            }
         default:
             return "\(error.message) (error \(error.code.rawValue))"
         }

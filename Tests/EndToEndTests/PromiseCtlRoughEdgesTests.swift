@@ -14,7 +14,7 @@ struct PromiseCtlRoughEdgesTests {
             #expect(result.status == 64, "\(result)")
             #expect(result.stderr == """
                 promisectl: line too long: more than 4096 bytes (the daemon's maxLineBytes; \
-                promised --max-line-bytes sets it) (error -32004)
+                promised --max-line-bytes sets it); keep big values in a file and pass its path
 
                 """)
             #expect(try daemon.ctl("get", "big").stdout == "pending\n")
