@@ -22,7 +22,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promise's id.")
+        @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String?
 
         @Option(help: ArgumentHelp("Cancel every pending promise whose id starts with this.", valueName: "prefix"))

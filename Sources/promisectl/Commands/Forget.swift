@@ -30,7 +30,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promises' ids.")
+        @Argument(help: "The promises' ids.", completion: PromiseIDCompletion.kind)
         var ids: [String] = []
 
         @Option(help: ArgumentHelp("Forget every settled promise whose id starts with this.", valueName: "prefix"))

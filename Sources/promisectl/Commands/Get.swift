@@ -31,7 +31,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promise's id.")
+        @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Flag(help: "Print the record as JSON.")

@@ -41,7 +41,7 @@ extension PromiseCtl {
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var reconnect: ReconnectOptions
 
-        @Argument(help: "The step's id.")
+        @Argument(help: "The step's id.", completion: PromiseIDCompletion.kind)
         var id: String?
 
         @Option(help: ArgumentHelp("Print the output of every step whose id starts with this, each line led by its id.",

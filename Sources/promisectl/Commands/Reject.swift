@@ -15,7 +15,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promise's id.")
+        @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Argument(help: "Why it failed.")

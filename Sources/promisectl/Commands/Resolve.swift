@@ -22,7 +22,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promise's id.")
+        @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Argument(help: "The value as JSON, or - for stdin.")

@@ -44,7 +44,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The parent promise's id.")
+        @Argument(help: "The parent promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Option(name: .customLong("id"), help: ArgumentHelp("The child's id (made by the daemon when absent).", valueName: "child"))

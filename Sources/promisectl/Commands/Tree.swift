@@ -34,7 +34,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        @Argument(help: "The promise at the top of the drawing.")
+        @Argument(help: "The promise at the top of the drawing.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Flag(help: "Write Graphviz DOT instead of a drawing.")

@@ -38,7 +38,7 @@ extension PromiseCtl {
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var reconnect: ReconnectOptions
 
-        @Argument(help: "The promise's id.")
+        @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
         @Option(help: ArgumentHelp("Give up after this many seconds (exit 3).", valueName: "sec"))
