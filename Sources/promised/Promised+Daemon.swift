@@ -45,13 +45,14 @@ extension Promised {
     }
 
     /// The store, unless `--in-memory`: `--store`, else the default folder.
-    func openStore(_ logger: Logger) throws -> (any PromiseStore)? {
+    /// Its lock file names `socketPath`, for a second daemon to report.
+    func openStore(socketPath: String, _ logger: Logger) throws -> (any PromiseStore)? {
         if inMemory {
             logger.info("Keeping promises in memory only (--in-memory): nothing survives a restart")
             return nil
         }
         // Its errors name the path and SQLite's reason; ArgumentParser prints them without the usage text.
-        return try SQLitePromiseStore(directory: store ?? SQLitePromiseStore.defaultDirectory())
+        return try SQLitePromiseStore(directory: store ?? SQLitePromiseStore.defaultDirectory(), socketPath: socketPath)
     }
 
     /// Loads the store, then serves until SIGTERM/SIGINT. The registry and
@@ -65,7 +66,8 @@ extension Promised {
         signal(SIGXFSZ, SIG_IGN)
         let target = StopTarget()
         StopSignals.watch(stop: target.stop, acknowledge: target.acknowledge, logger: logger)
-        let store = try openStore(logger)
+        let socketPath = SocketPath.resolve(explicit: socket)
+        let store = try openStore(socketPath: socketPath, logger)
         var stored = StoreContents()
         if let store {
             do {
@@ -74,7 +76,7 @@ extension Promised {
                 throw PromiseStoreError("cannot read the store \(store.location): \(error)")
             }
         }
-        let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger,
+        let server = try Server(socketPath: socketPath, limits: limits, logger: logger,
                                 handlesSignals: false)
         target.serve(server)
         let retain = retain.milliseconds

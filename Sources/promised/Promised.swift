@@ -20,7 +20,9 @@ struct Promised: ParsableCommand {
             Promises are durable by default: every change is in the store (SQLite, \
             in --store, else $XDG_STATE_HOME/promised, else ~/.local/state/promised) \
             before it is acknowledged, and a restarted daemon carries on where it \
-            stopped. Settled promises are kept for --retain. See docs/DURABILITY.md.
+            stopped. Settled promises are kept for --retain. See docs/DURABILITY.md. \
+            The store folder must be this user's, writable by no one else and not a \
+            symbolic link (it is created 0700); one daemon at a time uses a store.
 
             At start the open-file soft limit is raised to the hard limit, and \
             --max-connections defaults to what fits in it. Past that limit, \
