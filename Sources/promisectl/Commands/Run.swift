@@ -22,8 +22,12 @@ extension PromiseCtl {
                 rejected by the daemon (a lease, taken whether or not run created ID). If the \
                 daemon goes away, CMD carries on and run reconnects (--reconnect-timeout) to \
                 settle ID; when it cannot, it says so on stderr. Exits with CMD's own status \
-                (128 + N when signal N ended it). CMD's output is also sent to the daemon \
-                as the step's log: `promisectl logs ID` shows its end.
+                (128 + N when signal N ended it) when ID settled as that status says; \
+                else, however CMD ended: 1 when ID was rejected although CMD exited 0 \
+                (stdout too long), 2 when ID was cancelled and CMD still exited 0, 5 when \
+                another client settled ID meanwhile, 69 when the daemon is gone and ID \
+                could not be settled. CMD's output is also sent to the daemon as the \
+                step's log: `promisectl logs ID` shows its end.
 
                 With --pool, CMD first waits for a slot of that pool of the daemon \
                 (first come first served, with the daemon's own steps of that pool), \
