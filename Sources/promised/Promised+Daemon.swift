@@ -60,8 +60,9 @@ extension Promised {
     /// thread, where they live, before the first client is served. The
     /// signals are taken by a thread of their own (``StopSignals``), so that
     /// they are honoured within a second even while the loop is busy; the
-    /// caller has blocked them before any thread started.
-    func serve(limits: DaemonLimits, logger: Logger) throws {
+    /// caller has blocked them before any thread started. Once clients are
+    /// served, `notification` tells a service manager the daemon is ready.
+    func serve(limits: DaemonLimits, logger: Logger, notification: ServiceNotification) throws {
         // A store that hits a file-size limit must fail its write, not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
         let target = StopTarget()
@@ -99,6 +100,11 @@ extension Promised {
                     "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
                     "quarantined": "\(summary.quarantined)",
                 ])
+            }
+            // Clients waiting in the backlog are served right after this returns, on this thread.
+            if let problem = notification.ready() {
+                context.logger.warning("Cannot tell the service manager that the daemon is ready",
+                                       metadata: ["reason": "\(problem)"])
             }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)
         }

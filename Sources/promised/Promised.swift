@@ -12,7 +12,8 @@ struct Promised: ParsableCommand {
         discussion: """
             Serves JSON-RPC 2.0, one message per line, on a Unix socket (mode 0600, \
             in a folder of mode 0700). Ready once the socket accepts connections; \
-            SIGTERM or SIGINT stops it cleanly (exit status 0). Logs go to stderr.
+            SIGTERM or SIGINT stops it cleanly (exit status 0). Logs go to stderr. \
+            Under systemd (Type=notify, $NOTIFY_SOCKET) it sends READY=1 once it serves.
 
             The socket is --socket, else $PROMISED_SOCKET, else \
             $XDG_RUNTIME_DIR/promised.sock, else /tmp/promised-<uid>/promised.sock.
@@ -190,8 +191,9 @@ struct Promised: ParsableCommand {
 
     func run() throws {
         // Before any thread starts, so that every thread inherits the mask
-        // and only the signal thread takes them.
+        // and only the signal thread takes them; unsetenv is not thread-safe.
         StopSignals.block()
+        let notification = ServiceNotification.takeFromEnvironment()
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -199,6 +201,6 @@ struct Promised: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "promised")
-        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger)
+        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger, notification: notification)
     }
 }
