@@ -23,13 +23,13 @@ extension PromiseCtl {
         @Option(help: "A name for people.")
         var name: String?
 
-        @Option(help: ArgumentHelp("Reject the promise when it is still pending after this many seconds.", valueName: "sec"))
-        var timeout: Double?
+        @Option(help: ArgumentHelp("Reject the promise when it is still pending after this long: a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h." , valueName: "duration"))
+        var timeout: CommandDuration?
 
         @Flag(help: "Succeed with the existing promise when ID is taken, instead of exiting 5.")
         var ifExists = false
 
-        var call: Call { Call(socket: connection.socket, id: id, name: name, timeout: timeout, ifExists: ifExists) }
+        var call: Call { Call(socket: connection.socket, id: id, name: name, timeout: timeout?.seconds, ifExists: ifExists) }
 
         /// The parsed line (see ``ClientCall``).
         struct Call: ClientCall {

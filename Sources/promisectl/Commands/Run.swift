@@ -51,8 +51,8 @@ extension PromiseCtl {
         @Argument(help: "The promise to settle.")
         var id: String
 
-        @Option(help: ArgumentHelp("Seconds between TERM and KILL when ID is cancelled.", valueName: "sec"))
-        var grace: Double = 2
+        @Option(help: ArgumentHelp("How long between TERM and KILL when ID is cancelled: a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h.", valueName: "duration"))
+        var grace = CommandDuration(seconds: 2)
 
         @Option(help: ArgumentHelp("Wait for a slot of this pool of the daemon before CMD starts.", valueName: "name"))
         var pool: String?
@@ -61,7 +61,7 @@ extension PromiseCtl {
         var command: [String] = []
 
         var call: Call {
-            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace, pool: pool, command: command)
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace.seconds, pool: pool, command: command)
         }
 
         /// The parsed line (see ``ClientCall``).
