@@ -69,8 +69,9 @@ struct Promised: ParsableCommand {
     @Option(help: "How much to log to stderr.")
     var logLevel: LogLevel = .info
 
-    @Option(help: ArgumentHelp("Longest request line, in bytes; a longer one closes the connection.",
-                               valueName: "bytes"))
+    @Option(help: ArgumentHelp(
+        "Longest request line, in bytes; a longer one closes the connection (default \(DaemonLimits().maxLineBytes)).",
+        valueName: "bytes"))
     var maxLineBytes: Int?
 
     @Option(help: ArgumentHelp(
@@ -78,11 +79,12 @@ struct Promised: ParsableCommand {
         valueName: "n"))
     var maxConnections: Int?
 
-    @Option(help: ArgumentHelp("Bytes queued for a client that does not read before it is cut off.",
-                               valueName: "bytes"))
+    @Option(help: ArgumentHelp(
+        "Bytes queued for a client that does not read before it is cut off (default \(DaemonLimits().maxOutputBufferBytes)).",
+        valueName: "bytes"))
     var maxOutputBufferBytes: Int?
 
-    @Option(help: ArgumentHelp("Promises held at once.", valueName: "n"))
+    @Option(help: ArgumentHelp("Promises held at once (default \(DaemonLimits().maxPromises)).", valueName: "n"))
     var maxPromises: Int?
 
     @Option(help: ArgumentHelp(
@@ -105,17 +107,18 @@ struct Promised: ParsableCommand {
         valueName: "n"))
     var maxQueued: Int?
 
-    @Option(help: ArgumentHelp("Milliseconds a cancelled process has between SIGTERM and SIGKILL.",
-                               valueName: "ms"))
+    @Option(help: ArgumentHelp(
+        "Milliseconds a cancelled process has between SIGTERM and SIGKILL (default \(DaemonLimits().killGraceMilliseconds)).",
+        valueName: "ms"))
     var killGraceMs: UInt64?
 
     @Option(help: ArgumentHelp(
-        "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected.",
+        "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected (default \(DaemonLimits().maxValueBytes)).",
         valueName: "bytes"))
     var maxValueBytes: Int?
 
     @Option(help: ArgumentHelp(
-        "Bytes of JSON a reason made by any or all-errors may take; a longer one keeps its innermost causes.",
+        "Bytes of JSON a reason made by any or all-errors may take; a longer one keeps its innermost causes (default \(DaemonLimits().maxReasonBytes)).",
         valueName: "bytes"))
     var maxReasonBytes: Int?
 
