@@ -267,7 +267,7 @@ struct SQLitePromiseStoreTests {
             let error = try #require(throws: PromiseStoreError.self) {
                 try SQLitePromiseStore(directory: directory + "/file/store")
             }
-            #expect(error.message.contains("cannot create the promise store directory \(directory)/file/store"))
+            #expect(error.message == "cannot inspect the store folder \(directory)/file/store: Not a directory")
         }
     }
 
