@@ -21,10 +21,14 @@ import PromiseRPC
 /// good, such as a row past its size limit, is left out of its commit and
 /// returned, and the rest commits (``commit(_:)``).
 ///
-/// The store holds SQLite's exclusive lock while it is open, so a second
-/// daemon pointed at the same directory fails to open it ("database is
-/// locked") instead of writing over the first one's promises. The kernel
-/// drops the lock when the process dies, even by `kill -9`.
+/// The folder and its files are checked before they are trusted
+/// (``StoreFolder``: a store another user can write to could make the daemon
+/// run their commands). While it is open the store holds a lock of its own
+/// on `promised.lock` (``StoreLock``) and SQLite's exclusive lock, so a
+/// second daemon pointed at the same directory fails to open it, naming the
+/// pid and socket of the daemon that has it, instead of taking over the
+/// first one's promises and steps. The kernel drops both locks when the
+/// process dies, even by `kill -9`.
 ///
 /// ```swift
 /// let store = try SQLitePromiseStore(directory: SQLitePromiseStore.defaultDirectory())
@@ -35,27 +39,32 @@ public final class SQLitePromiseStore: PromiseStore {
     /// The database file's path.
     public let path: String
     private let database: DatabaseQueue
+    /// Held for the store's life: one store, one daemon.
+    private let lock: StoreLock
 
     /// Opens (creating if needed) the store in `directory`.
     ///
     /// - Parameters:
     ///   - directory: Created with mode 0700 (and its parents) when missing:
-    ///     promise values may be private.
+    ///     promise values may be private. An existing one must belong to this
+    ///     user, be writable by no one else and not be a symbolic link
+    ///     (``StoreFolder``).
+    ///   - socketPath: The socket of the daemon opening it, written with its
+    ///     pid into the lock file so that a second daemon on this store can
+    ///     say which one holds it.
     ///   - maxPageCount: Caps the file at this many pages (4 KiB each) so that
     ///     tests can make commits fail as on a full disk; nil in production.
     ///   - maxLength: Lowers SQLite's limit on the bytes of one string
     ///     (`SQLITE_LIMIT_LENGTH`, 1 GB by default) so that tests can make a
     ///     row too big to store; nil in production.
-    /// - Throws: ``PromiseStoreError`` naming the path and SQLite's reason
-    ///   (not a database, read-only, locked by another daemon…).
-    public init(directory: String, maxPageCount: Int? = nil, maxLength: Int32? = nil) throws {
+    /// - Throws: ``PromiseStoreError`` naming the path and the reason (held by
+    ///   another daemon, another user's folder, not a database, read-only…).
+    public init(directory: String, socketPath: String? = nil, maxPageCount: Int? = nil, maxLength: Int32? = nil) throws {
         path = (directory as NSString).appendingPathComponent("promises.sqlite3")
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw PromiseStoreError(
-                "cannot create the promise store directory \(directory): \(Self.reason(error))")
+        try StoreFolder.prepare(directory)
+        lock = try StoreLock(directory: directory, socketPath: socketPath)
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            try StoreFolder.checkFile(file)
         }
         var configuration = Configuration()
         configuration.journalMode = .wal

@@ -226,7 +226,7 @@ enum FastCommandLine {
             guard let ids = scan.positionals(0...1) else { return nil }
             call = PromiseCtl.Create.Call(
                 socket: socket, id: ids.first, name: scan.option("name"),
-                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), ifExists: scan.flag("if-exists"),
+                timeout: scan.option("timeout", as: CommandDuration.self).unwrap(&invalid)?.seconds, ifExists: scan.flag("if-exists"),
                 replace: scan.flag("replace"))
         case .resolve:
             guard let values = scan.positionals(1...2) else { return nil }
@@ -241,7 +241,7 @@ enum FastCommandLine {
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Run.Call(
                 socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
-                grace: scan.option("grace", as: Double.self).unwrap(&invalid) ?? 2, pool: scan.option("pool"),
+                grace: scan.option("grace", as: CommandDuration.self).unwrap(&invalid)?.seconds ?? 2, pool: scan.option("pool"),
                 command: scan.command)
         case .then:
             guard let ids = scan.positionals(1...1) else { return nil }
@@ -254,7 +254,7 @@ enum FastCommandLine {
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Wait.Call(
                 socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
-                timeout: scan.option("timeout", as: Double.self).unwrap(&invalid), json: scan.flag("json"),
+                timeout: scan.option("timeout", as: CommandDuration.self).unwrap(&invalid)?.seconds, json: scan.flag("json"),
                 raw: scan.flag("raw"), progress: scan.flag("progress"), cancelOnSignal: scan.flag("cancel-on-signal"),
                 showOutput: scan.flag("show-output"))
         case .all:
@@ -272,7 +272,9 @@ enum FastCommandLine {
 
     private static func reconnectTimeout(_ scan: inout Scan, _ invalid: inout Bool) -> ReconnectTimeout {
         var timeout = ReconnectTimeout()
-        if let seconds = scan.option("reconnect-timeout", as: Double.self).unwrap(&invalid) { timeout.seconds = seconds }
+        if let duration = scan.option("reconnect-timeout", as: CommandDuration.self).unwrap(&invalid) {
+            timeout.seconds = duration.seconds
+        }
         return timeout
     }
 }

@@ -14,14 +14,17 @@ struct PromiseCtl: ParsableCommand {
 
             The daemon is found through --socket (before or after the command), else \
             $PROMISED_SOCKET, else $XDG_RUNTIME_DIR/promised.sock, else a per-user \
-            folder under the temp dir.
+            folder under the temp dir. --wait-daemon DURATION before the command waits \
+            up to that long for the daemon to accept connections first (a daemon \
+            just started listens once its store is loaded), else exits 69.
 
             Output for people (list's table, get's details, tree, watch's lines, wait's \
             progress bar) goes to terminals; piped or redirected, commands print what \
             scripts read. PROMISECTL_TTY=1 treats every stream as a terminal, \
             PROMISECTL_TTY=0 none.
 
-            Exit statuses (every command; `run` exits with its command's own status):
+            Exit statuses (every command; `run` exits with its command's own status \
+            once that settled the promise):
               0  success / fulfilled     4  no such promise
               1  rejected                5  already settled or already exists
               2  cancelled               64 usage error
@@ -34,6 +37,7 @@ struct PromiseCtl: ParsableCommand {
               promisectl run build/lib -- make lib &
               promisectl wait build/lib --timeout 900 && echo built
               promisectl --socket /tmp/p.sock forget build/lib
+              promised & promisectl --wait-daemon 10s create build/lib
             """,
         version: PromiseProtocol.daemonVersion,
         // Each names itself (`commandName:`): else ArgumentParser derives every

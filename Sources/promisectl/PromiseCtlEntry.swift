@@ -10,14 +10,28 @@ import Glibc
 @main
 enum PromiseCtlEntry {
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        switch DaemonWait.take(from: &arguments) {
+        case .invalid(let message)?:
+            Failure.report(message)
+            exit(ExitCode.usage.rawValue)
+        case .wait(let seconds)?:
+            do {
+                try DaemonWait.wait(for: DaemonWait.socketPath(in: arguments), seconds: seconds)
+            } catch {
+                if let status = Failure.exitCode(reporting: error) as? ExitCode { exit(status.rawValue) }
+                exit(ExitCode.internalError.rawValue)
+            }
+        case nil:
+            break
+        }
         guard let command = FastCommandLine.parse(arguments) else {
             if let message = UnknownCommand.message(for: arguments) {
                 Failure.report(message)
                 exit(ExitCode.usage.rawValue)
             }
             if MissingTerminator.mayApply(to: arguments) { MissingTerminator.run(arguments) }
-            PromiseCtl.main()
+            PromiseCtl.main(arguments)
             return
         }
         do {

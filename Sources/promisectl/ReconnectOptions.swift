@@ -9,18 +9,18 @@ struct ReconnectOptions: ParsableArguments {
         name: .customLong("reconnect-timeout"),
         help: ArgumentHelp(
             """
-            When the daemon goes away, keep reconnecting for this many seconds (0: do not reconnect), then exit 69 \
-            (default: \(Int(ReconnectTimeout().seconds))).
+            When the daemon goes away, keep reconnecting for this long (0: do not reconnect), then exit 69: \
+            a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h (default: \(Int(ReconnectTimeout().seconds))).
             """,
-            valueName: "sec"))
+            valueName: "duration"))
     /// Nil when not given, so that a command can refuse it where it does
     /// not apply (`logs` without `--follow`).
-    var seconds: Double?
+    var seconds: CommandDuration?
 
     func validate() throws { try timeout.validate() }
 
     /// The plain value (see ``ClientCall``).
-    var timeout: ReconnectTimeout { seconds.map { ReconnectTimeout(seconds: $0) } ?? ReconnectTimeout() }
+    var timeout: ReconnectTimeout { seconds.map { ReconnectTimeout(seconds: $0.seconds) } ?? ReconnectTimeout() }
 }
 
 /// `--reconnect-timeout`, as a plain value (see ``ClientCall``).

@@ -45,8 +45,8 @@ final class RunSession {
     private var killDeadline: ContinuousClock.Instant?
     var daemonGone = false
     /// Set when the outcome could not be given to the daemon (said on
-    /// stderr): no more tries. `run` still exits with the command's status,
-    /// as PROTOCOL-NOTES pins; the promise's lease ends it at the daemon.
+    /// stderr): no more tries, and `run` exits 69 rather than with the
+    /// command's status. The promise's lease ends it at the daemon.
     var outcomeLost = false
     private var askedLimits: JSONValue??
     /// The command's output, sent to the daemon as the step's log.
@@ -119,17 +119,20 @@ final class RunSession {
         } catch let error as SpawnError {
             commandRunning = false
             Failure.report(error.description)
-            settle(.rejected(code: Int(error.shellStatus), message: error.description))
-            return error.shellStatus
+            return settle(.rejected(code: Int(error.shellStatus), message: error.description))?.rawValue
+                ?? error.shellStatus
         }
 
         let termination = try supervise(child, forwarding: blocked)
         commandRunning = false
         if cancelled {
             Failure.report("\(id) was cancelled; stopped \(command[0])")
-        } else {
-            settle(outcome(of: termination))
+            // A command that ended well all the same did not settle ID: the cancellation did.
+            return termination.shellStatus == 0 ? ExitCode.cancelled.rawValue : termination.shellStatus
         }
+        let outcome = outcome(of: termination)
+        if let status = settle(outcome) { return status.rawValue }
+        if case .rejected = outcome, termination.shellStatus == 0 { return ExitCode.rejected.rawValue }
         return termination.shellStatus
     }
 
@@ -281,10 +284,16 @@ final class RunSession {
         return String(decoding: tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Settles the promise, on a new connection if the daemon went away; a
-    /// failure is reported on stderr (the exit status stays the command's).
-    private func settle(_ outcome: Outcome) {
-        guard reconnectToSettle() else { return }
+    /// Settles the promise, on a new connection if the daemon went away.
+    ///
+    /// - Returns: nil when the promise settled as `outcome` says; else what
+    ///   `run` exits with instead of the command's status, the reason said on
+    ///   stderr: 1 when a fulfilment was turned into a rejection (stdout too
+    ///   long for one request), 69 when the daemon is gone or did not come
+    ///   back in time, the daemon's error's status otherwise (5: already
+    ///   settled by someone else).
+    private func settle(_ outcome: Outcome) -> ExitCode? {
+        guard reconnectToSettle() else { return .daemonUnreachable }
         // On the connection that settles, so that the log is whole first (also what came while the daemon was gone).
         log.sendAll()
         do {
@@ -293,12 +302,11 @@ final class RunSession {
                 let size = value.serialized().count
                 if !captured.isEmpty, let limit = daemonLimits()?["maxLineBytes"]?.intValue, size + 1_024 > limit {
                     // Under maxProcessOutputBytes, but escaped as JSON it does not fit in one request.
-                    settle(rejecting(RemoteRejection(
+                    return settle(rejecting(RemoteRejection(
                         code: RPCError.Code.limitExceeded.rawValue,
                         message: "stdout is too large to send as a value (\(size) bytes of JSON; the daemon's "
                             + "maxLineBytes is \(limit): promised --max-line-bytes sets it)",
-                        data: ["limit": "maxLineBytes", "value": .int(limit), "exitStatus": 0])))
-                    return
+                        data: ["limit": "maxLineBytes", "value": .int(limit), "exitStatus": 0]))) ?? .rejected
                 }
                 try settleReconnecting("resolve", ["id": .string(id), "value": value])
             case .rejected(let code, let message, let data):
@@ -307,9 +315,18 @@ final class RunSession {
                 try settleReconnecting("reject", ["id": .string(id), "reason": .object(reason)])
             }
         } catch {
-            if ReconnectingPromiseClient.isConnectionLoss(error) { outcomeLost = true }
             Failure.report("could not settle \(id): \(error)")
+            if ReconnectingPromiseClient.isConnectionLoss(error) {
+                outcomeLost = true
+                return .daemonUnreachable
+            }
+            switch error {
+            case let error as RPCError: return ExitCode(rpcError: error)
+            case let error as PromiseClientError: return ExitCode(clientError: error)
+            default: return .internalError
+            }
         }
+        return nil
     }
 
     /// The daemon's limits, asked once, and only when the command wrote to stdout;

@@ -45,13 +45,14 @@ extension Promised {
     }
 
     /// The store, unless `--in-memory`: `--store`, else the default folder.
-    func openStore(_ logger: Logger) throws -> (any PromiseStore)? {
+    /// Its lock file names `socketPath`, for a second daemon to report.
+    func openStore(socketPath: String, _ logger: Logger) throws -> (any PromiseStore)? {
         if inMemory {
             logger.info("Keeping promises in memory only (--in-memory): nothing survives a restart")
             return nil
         }
         // Its errors name the path and SQLite's reason; ArgumentParser prints them without the usage text.
-        return try SQLitePromiseStore(directory: store ?? SQLitePromiseStore.defaultDirectory())
+        return try SQLitePromiseStore(directory: store ?? SQLitePromiseStore.defaultDirectory(), socketPath: socketPath)
     }
 
     /// Loads the store, then serves until SIGTERM/SIGINT. The registry and
@@ -59,13 +60,15 @@ extension Promised {
     /// thread, where they live, before the first client is served. The
     /// signals are taken by a thread of their own (``StopSignals``), so that
     /// they are honoured within a second even while the loop is busy; the
-    /// caller has blocked them before any thread started.
-    func serve(limits: DaemonLimits, logger: Logger) throws {
+    /// caller has blocked them before any thread started. Once clients are
+    /// served, `notification` tells a service manager the daemon is ready.
+    func serve(limits: DaemonLimits, logger: Logger, notification: ServiceNotification) throws {
         // A store that hits a file-size limit must fail its write, not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
         let target = StopTarget()
         StopSignals.watch(stop: target.stop, acknowledge: target.acknowledge, logger: logger)
-        let store = try openStore(logger)
+        let socketPath = SocketPath.resolve(explicit: socket)
+        let store = try openStore(socketPath: socketPath, logger)
         var stored = StoreContents()
         if let store {
             do {
@@ -74,7 +77,7 @@ extension Promised {
                 throw PromiseStoreError("cannot read the store \(store.location): \(error)")
             }
         }
-        let server = try Server(socketPath: SocketPath.resolve(explicit: socket), limits: limits, logger: logger,
+        let server = try Server(socketPath: socketPath, limits: limits, logger: logger,
                                 handlesSignals: false)
         target.serve(server)
         let retain = retain.milliseconds
@@ -97,6 +100,11 @@ extension Promised {
                     "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
                     "quarantined": "\(summary.quarantined)",
                 ])
+            }
+            // Clients waiting in the backlog are served right after this returns, on this thread.
+            if let problem = notification.ready() {
+                context.logger.warning("Cannot tell the service manager that the daemon is ready",
+                                       metadata: ["reason": "\(problem)"])
             }
             return Dispatcher(registry: registry, limits: context.limits, logger: context.logger)
         }

@@ -12,7 +12,8 @@ struct Promised: ParsableCommand {
         discussion: """
             Serves JSON-RPC 2.0, one message per line, on a Unix socket (mode 0600, \
             in a folder of mode 0700). Ready once the socket accepts connections; \
-            SIGTERM or SIGINT stops it cleanly (exit status 0). Logs go to stderr.
+            SIGTERM or SIGINT stops it cleanly (exit status 0). Logs go to stderr. \
+            Under systemd (Type=notify, $NOTIFY_SOCKET) it sends READY=1 once it serves.
 
             The socket is --socket, else $PROMISED_SOCKET, else \
             $XDG_RUNTIME_DIR/promised.sock, else /tmp/promised-<uid>/promised.sock.
@@ -20,7 +21,9 @@ struct Promised: ParsableCommand {
             Promises are durable by default: every change is in the store (SQLite, \
             in --store, else $XDG_STATE_HOME/promised, else ~/.local/state/promised) \
             before it is acknowledged, and a restarted daemon carries on where it \
-            stopped. Settled promises are kept for --retain. See docs/DURABILITY.md.
+            stopped. Settled promises are kept for --retain. See docs/DURABILITY.md. \
+            The store folder must be this user's, writable by no one else and not a \
+            symbolic link (it is created 0700); one daemon at a time uses a store.
 
             At start the open-file soft limit is raised to the hard limit, and \
             --max-connections defaults to what fits in it. Past that limit, \
@@ -66,8 +69,9 @@ struct Promised: ParsableCommand {
     @Option(help: "How much to log to stderr.")
     var logLevel: LogLevel = .info
 
-    @Option(help: ArgumentHelp("Longest request line, in bytes; a longer one closes the connection.",
-                               valueName: "bytes"))
+    @Option(help: ArgumentHelp(
+        "Longest request line, in bytes; a longer one closes the connection (default \(DaemonLimits().maxLineBytes)).",
+        valueName: "bytes"))
     var maxLineBytes: Int?
 
     @Option(help: ArgumentHelp(
@@ -75,11 +79,12 @@ struct Promised: ParsableCommand {
         valueName: "n"))
     var maxConnections: Int?
 
-    @Option(help: ArgumentHelp("Bytes queued for a client that does not read before it is cut off.",
-                               valueName: "bytes"))
+    @Option(help: ArgumentHelp(
+        "Bytes queued for a client that does not read before it is cut off (default \(DaemonLimits().maxOutputBufferBytes)).",
+        valueName: "bytes"))
     var maxOutputBufferBytes: Int?
 
-    @Option(help: ArgumentHelp("Promises held at once.", valueName: "n"))
+    @Option(help: ArgumentHelp("Promises held at once (default \(DaemonLimits().maxPromises)).", valueName: "n"))
     var maxPromises: Int?
 
     @Option(help: ArgumentHelp(
@@ -102,17 +107,18 @@ struct Promised: ParsableCommand {
         valueName: "n"))
     var maxQueued: Int?
 
-    @Option(help: ArgumentHelp("Milliseconds a cancelled process has between SIGTERM and SIGKILL.",
-                               valueName: "ms"))
+    @Option(help: ArgumentHelp(
+        "Milliseconds a cancelled process has between SIGTERM and SIGKILL (default \(DaemonLimits().killGraceMilliseconds)).",
+        valueName: "ms"))
     var killGraceMs: UInt64?
 
     @Option(help: ArgumentHelp(
-        "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected.",
+        "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected (default \(DaemonLimits().maxValueBytes)).",
         valueName: "bytes"))
     var maxValueBytes: Int?
 
     @Option(help: ArgumentHelp(
-        "Bytes of JSON a reason made by any or all-errors may take; a longer one keeps its innermost causes.",
+        "Bytes of JSON a reason made by any or all-errors may take; a longer one keeps its innermost causes (default \(DaemonLimits().maxReasonBytes)).",
         valueName: "bytes"))
     var maxReasonBytes: Int?
 
@@ -188,8 +194,9 @@ struct Promised: ParsableCommand {
 
     func run() throws {
         // Before any thread starts, so that every thread inherits the mask
-        // and only the signal thread takes them.
+        // and only the signal thread takes them; unsetenv is not thread-safe.
         StopSignals.block()
+        let notification = ServiceNotification.takeFromEnvironment()
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -197,6 +204,6 @@ struct Promised: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "promised")
-        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger)
+        try serve(limits: limits(openFiles: raiseOpenFileLimit(logger)), logger: logger, notification: notification)
     }
 }

@@ -38,5 +38,6 @@ struct InstallTests {
         let unit = (try? String(contentsOfFile: "\(root)/lib/systemd/user/promised.service", encoding: .utf8)) ?? ""
         #expect(unit.contains("ExecStart=/opt/pt/bin/promised\n"), "\(unit)")
         #expect(unit.contains("WantedBy=default.target"))
+        #expect(unit.contains("Type=notify\n"), "\(unit)")
     }
 }

@@ -10,7 +10,7 @@ struct PromiseCtlParsingTests {
     func waitOptions() throws {
         let command = try #require(try PromiseCtl.parseAsRoot(["wait", "build/lib", "--timeout", "2.5", "--raw"]) as? PromiseCtl.Wait)
         #expect(command.id == "build/lib")
-        #expect(command.timeout == 2.5)
+        #expect(command.timeout?.seconds == 2.5)
         #expect(command.raw)
         #expect(!command.json)
     }

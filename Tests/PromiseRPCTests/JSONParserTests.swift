@@ -83,15 +83,23 @@ struct JSONParserTests {
         #expect(try JSONValue(parsing: text) == value)
     }
 
-    @Test("numbers past 64 bits, past 15 significant digits or past Double's range come back exactly as written",
+    @Test("numbers past 64 bits, past 15 significant digits, past Double's range either way or subnormal come back exactly as written",
           arguments: ["18446744073709551615", "-18446744073709551617", "3.14159265358979323846", "1e400", "-1E+400",
-                      "0.000000000000000000012345678901234567", "9223372036854775808"])
+                      "0.000000000000000000012345678901234567", "9223372036854775808", "1e-400", "-2.5E-999",
+                      "3e-324", "5e-324", "2.225073858507201e-308", "0.00001e-320"])
     func keepsNumbersAsWritten(text: String) throws {
         let value = try JSONValue(parsing: text)
         #expect(value == .number(JSONNumber(text)!))
         #expect(String(decoding: value.serialized(), as: UTF8.self) == text)
         let nested = try JSONValue(parsing: "[\(text),{\"n\":\(text)}]")
         #expect(String(decoding: nested.serialized(), as: UTF8.self) == "[\(text),{\"n\":\(text)}]")
+    }
+
+    @Test("zeros however written, and a small normal number, are numbers a Double holds",
+          arguments: [("0e-400", JSONValue.int(0)), ("0.000e5", .int(0)), ("-0.0E-999", .int(0)),
+                      ("1e-307", .double(1e-307))])
+    func zerosAndNormalsAreNotKeptAsWritten(text: String, value: JSONValue) throws {
+        #expect(try JSONValue(parsing: text) == value)
     }
 
     @Test("a JSONNumber is made only from a JSON number's text", arguments: [

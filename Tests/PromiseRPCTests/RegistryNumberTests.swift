@@ -5,8 +5,8 @@ import Testing
 struct RegistryNumberTests {
     @Test("a value with numbers no Double holds comes back byte for byte from get, from all, and after a restart")
     func numbersSurviveEveryPath() throws {
-        let line = #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"big","value":[18446744073709551615,3.14159265358979323846264,1e400]}}"#
-        let written = "[18446744073709551615,3.14159265358979323846264,1e400]"
+        let line = #"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"id":"big","value":[18446744073709551615,3.14159265358979323846264,1e400,1e-400,3e-324]}}"#
+        let written = "[18446744073709551615,3.14159265358979323846264,1e400,1e-400,3e-324]"
         let store = MemoryPromiseStore()
         let first = RPCHarness(store: store)
         let peer = first.connect()

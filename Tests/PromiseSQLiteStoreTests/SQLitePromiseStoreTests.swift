@@ -226,14 +226,14 @@ struct SQLitePromiseStoreTests {
         }
     }
 
-    @Test("a second store on the same directory fails to open while the first is open")
+    @Test("a second store on the same directory fails to open while the first is open, naming the holder")
     func secondStoreIsLockedOut() throws {
         try withTemporaryDirectory { directory in
-            let first = try SQLitePromiseStore(directory: directory)
+            let first = try SQLitePromiseStore(directory: directory, socketPath: "/run/p.sock")
             try first.commit(StoreBatch(upserts: [barePromise]))
             let error = try #require(throws: PromiseStoreError.self) { try SQLitePromiseStore(directory: directory) }
-            #expect(error.message.contains("locked"))
-            #expect(error.message.contains(first.path))
+            #expect(error.message == "the store \(directory) is in use by another daemon (pid \(getpid()), socket "
+                        + "/run/p.sock); one store serves one daemon: stop that one first, or give this one another --store")
             #expect(try first.load().promises == [barePromise])
         }
     }
@@ -267,7 +267,7 @@ struct SQLitePromiseStoreTests {
             let error = try #require(throws: PromiseStoreError.self) {
                 try SQLitePromiseStore(directory: directory + "/file/store")
             }
-            #expect(error.message.contains("cannot create the promise store directory \(directory)/file/store"))
+            #expect(error.message == "cannot inspect the store folder \(directory)/file/store: Not a directory")
         }
     }
 

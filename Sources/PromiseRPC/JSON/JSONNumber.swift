@@ -1,11 +1,13 @@
 /// A JSON number kept as it was written, for the numbers that neither `Int`
 /// nor `Double` holds exactly: integers past 64 bits, decimals of more
-/// than 15 significant digits, magnitudes past `Double`'s range.
+/// than 15 significant digits, magnitudes past `Double`'s range either way
+/// (`1e400`, `1e-400`) or among its subnormal numbers, which keep fewer
+/// digits (`3e-324`).
 ///
-/// A value is data passed between programs: `18446744073709551615` read
-/// into a `Double` came back as `1.8446744073709552e+19`, and `1e400` was
-/// refused. The text is checked against RFC 8259's number grammar, so it is
-/// always written back as valid JSON.
+/// A value is data passed between programs: read into a `Double`,
+/// `18446744073709551615` would come back as `1.8446744073709552e+19`,
+/// `1e-400` as `0` and `3e-324` as `5e-324`. The text is checked against
+/// RFC 8259's number grammar, so it is always written back as valid JSON.
 ///
 /// ```swift
 /// let big = try JSONValue(parsing: "18446744073709551615")
@@ -45,6 +47,16 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
             significant += 1
         }
         return significant > 15
+    }
+
+    /// Whether the number written in `bytes` has a digit other than 0 before
+    /// its exponent: a number that is not zero, whatever a `Double` makes of it.
+    static func hasNonZeroDigit(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return true }
+        }
+        return false
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`

@@ -12,7 +12,8 @@
 /// surrogates. A number that is a whole value within ±2^53 (such as `7`,
 /// `1e3` or `2.0`) becomes `.int`, a whole literal up to `Int.max` stays
 /// exact, one that a `Double` would change (past 64 bits, more than 15
-/// significant digits, past `Double`'s range) is kept as written
+/// significant digits, past `Double`'s range either way, or among its
+/// subnormal numbers, which keep fewer digits) is kept as written
 /// (`.number`), and every other number is a `.double`.
 struct JSONParser {
     static let maximumDepth = 512
@@ -513,7 +514,10 @@ struct JSONParser {
         let written = UnsafeBufferPointer(rebasing: bytes[start..<index])
         let text = String(decoding: written, as: UTF8.self)
         if isInteger || JSONNumber.hasMoreDigitsThanDouble(written) { return .number(JSONNumber(unchecked: text)) }
-        guard let double = Double(text), double.isFinite else { return .number(JSONNumber(unchecked: text)) }
+        // Past the range either way: infinite, or a zero or subnormal that lost digits (1e-400 → 0, 3e-324 → 5e-324).
+        guard let double = Double(text), double.isFinite,
+              double.isNormal || (double == 0 && !JSONNumber.hasNonZeroDigit(written))
+        else { return .number(JSONNumber(unchecked: text)) }
         if double.rounded() == double, abs(double) <= 9_007_199_254_740_992 { return .int(Int(double)) }
         return .double(double)
     }

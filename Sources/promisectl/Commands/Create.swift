@@ -26,8 +26,8 @@ extension PromiseCtl {
         @Option(help: "A name for people.")
         var name: String?
 
-        @Option(help: ArgumentHelp("Reject the promise when it is still pending after this many seconds.", valueName: "sec"))
-        var timeout: Double?
+        @Option(help: ArgumentHelp("Reject the promise when it is still pending after this long: a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h." , valueName: "duration"))
+        var timeout: CommandDuration?
 
         @Flag(help: "Succeed with the existing promise when ID is taken, instead of exiting 5.")
         var ifExists = false
@@ -36,7 +36,7 @@ extension PromiseCtl {
         var replace = false
 
         var call: Call {
-            Call(socket: connection.socket, id: id, name: name, timeout: timeout, ifExists: ifExists, replace: replace)
+            Call(socket: connection.socket, id: id, name: name, timeout: timeout?.seconds, ifExists: ifExists, replace: replace)
         }
 
         /// The parsed line (see ``ClientCall``).

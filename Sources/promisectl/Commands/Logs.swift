@@ -51,8 +51,8 @@ extension PromiseCtl {
         @Flag(name: [.short, .long], help: "Keep printing new output until the step settles.")
         var follow = false
 
-        @Option(help: ArgumentHelp("With --follow, give up after this many seconds (exit 3).", valueName: "sec"))
-        var timeout: Double?
+        @Option(help: ArgumentHelp("With --follow, give up after this long (exit 3): a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h.", valueName: "duration"))
+        var timeout: CommandDuration?
 
         /// The one step's id (validate() made sure there is one without --prefix).
         private var stepID: String { id ?? "" }
@@ -64,7 +64,7 @@ extension PromiseCtl {
             } else if id == nil {
                 throw ValidationError("logs needs an ID, or --prefix")
             }
-            if let timeout, !(timeout >= 0) || !timeout.isFinite {
+            if let timeout = timeout?.seconds, !(timeout >= 0) || !timeout.isFinite {
                 throw ValidationError("--timeout must be a number of seconds, 0 or more")
             }
             if timeout != nil && !follow { throw ValidationError("--timeout needs --follow") }
@@ -78,7 +78,7 @@ extension PromiseCtl {
             var log = FollowedLog(id: id)
             let state: String
             if follow {
-                let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64(($0 * 1000).rounded())) }
+                let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64(($0.seconds * 1000).rounded())) }
                 state = try followAcrossRestarts(reconnect.timeout.reconnecting(client), &log, until: deadline)
             } else {
                 let answer = try client.call("logs", ["id": .string(id)])

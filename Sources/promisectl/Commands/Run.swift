@@ -22,8 +22,12 @@ extension PromiseCtl {
                 rejected by the daemon (a lease, taken whether or not run created ID). If the \
                 daemon goes away, CMD carries on and run reconnects (--reconnect-timeout) to \
                 settle ID; when it cannot, it says so on stderr. Exits with CMD's own status \
-                (128 + N when signal N ended it). CMD's output is also sent to the daemon \
-                as the step's log: `promisectl logs ID` shows its end.
+                (128 + N when signal N ended it) when ID settled as that status says; \
+                else, however CMD ended: 1 when ID was rejected although CMD exited 0 \
+                (stdout too long), 2 when ID was cancelled and CMD still exited 0, 5 when \
+                another client settled ID meanwhile, 69 when the daemon is gone and ID \
+                could not be settled. CMD's output is also sent to the daemon as the \
+                step's log: `promisectl logs ID` shows its end.
 
                 With --pool, CMD first waits for a slot of that pool of the daemon \
                 (first come first served, with the daemon's own steps of that pool), \
@@ -47,8 +51,8 @@ extension PromiseCtl {
         @Argument(help: "The promise to settle.")
         var id: String
 
-        @Option(help: ArgumentHelp("Seconds between TERM and KILL when ID is cancelled.", valueName: "sec"))
-        var grace: Double = 2
+        @Option(help: ArgumentHelp("How long between TERM and KILL when ID is cancelled: a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h.", valueName: "duration"))
+        var grace = CommandDuration(seconds: 2)
 
         @Option(help: ArgumentHelp("Wait for a slot of this pool of the daemon before CMD starts.", valueName: "name"))
         var pool: String?
@@ -57,7 +61,7 @@ extension PromiseCtl {
         var command: [String] = []
 
         var call: Call {
-            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace, pool: pool, command: command)
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace.seconds, pool: pool, command: command)
         }
 
         /// The parsed line (see ``ClientCall``).

@@ -41,8 +41,8 @@ extension PromiseCtl {
         @Argument(help: "The promise's id.", completion: PromiseIDCompletion.kind)
         var id: String
 
-        @Option(help: ArgumentHelp("Give up after this many seconds (exit 3).", valueName: "sec"))
-        var timeout: Double?
+        @Option(help: ArgumentHelp("Give up after this long (exit 3): a number of seconds, or with a unit: 90, 10s, 500ms, 2m, 1h.", valueName: "duration"))
+        var timeout: CommandDuration?
 
         @Flag(help: "Print the record as JSON.")
         var json = false
@@ -59,7 +59,7 @@ extension PromiseCtl {
         var showOutput = false
 
         var call: Call {
-            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, timeout: timeout, json: json, raw: raw,
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, timeout: timeout?.seconds, json: json, raw: raw,
                  progress: progress, cancelOnSignal: cancelOnSignal, showOutput: showOutput)
         }
 
