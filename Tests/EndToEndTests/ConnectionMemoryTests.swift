@@ -109,7 +109,7 @@ struct ConnectionMemoryTests {
             // Every flooding connection is gone from the table.
             #expect(E2E.eventually(timeout: .seconds(10)) { (try? client.call("info")["connections"]?.intValue) == 1 })
             let residentAfter = try #require(residentBytes(daemon.pid))
-            #expect(residentAfter - residentBefore < 64 << 20,
+            #expect(residentAfter - residentBefore < 16 << 20,
                     "resident memory grew from \(residentBefore) to \(residentAfter) bytes")
         }
     }
