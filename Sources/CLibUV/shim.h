@@ -2,6 +2,7 @@
 #define CLIBUV_SHIM_H
 #include <uv.h>
 #include <errno.h>
+#include <malloc.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/syscall.h>

@@ -12,6 +12,8 @@ extension Promised {
         var limits = DaemonLimits()
         if let maxLineBytes { limits.maxLineBytes = maxLineBytes }
         if let maxOutputBufferBytes { limits.maxOutputBufferBytes = maxOutputBufferBytes }
+        if let maxBufferedBytes { limits.maxBufferedBytes = maxBufferedBytes }
+        if let lineTimeout { limits.lineTimeoutSeconds = lineTimeout }
         if let maxPromises { limits.maxPromises = maxPromises }
         if let maxRunningProcesses { limits.maxRunningProcesses = maxRunningProcesses }
         for pool in pools {

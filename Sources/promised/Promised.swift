@@ -84,6 +84,16 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxOutputBufferBytes: Int?
 
+    @Option(help: ArgumentHelp(
+        "Bytes buffered for all clients together (unfinished lines, unread answers); past it the clients holding the most are closed with an error (default: a sixteenth of physical memory, 64 MiB to 2 GiB; \(DaemonLimits().maxBufferedBytes) here).",
+        valueName: "bytes"))
+    var maxBufferedBytes: Int?
+
+    @Option(help: ArgumentHelp(
+        "Seconds a client may take to finish a request line it started; then it gets an error and is closed (default \(DaemonLimits().lineTimeoutSeconds)).",
+        valueName: "seconds"))
+    var lineTimeout: Int?
+
     @Option(help: ArgumentHelp("Promises held at once (default \(DaemonLimits().maxPromises)).", valueName: "n"))
     var maxPromises: Int?
 
@@ -162,6 +172,7 @@ struct Promised: ParsableCommand {
         }
         for (name, value) in [("--max-line-bytes", maxLineBytes), ("--max-connections", maxConnections),
                               ("--max-output-buffer-bytes", maxOutputBufferBytes), ("--max-promises", maxPromises),
+                              ("--max-buffered-bytes", maxBufferedBytes), ("--line-timeout", lineTimeout),
                               ("--max-running-processes", maxRunningProcesses), ("--max-queued", maxQueued),
                               ("--max-process-output-bytes", maxProcessOutputBytes),
                               ("--max-value-bytes", maxValueBytes), ("--max-reason-bytes", maxReasonBytes),

@@ -90,7 +90,7 @@ struct ConnectionLimitTests {
         }
     }
 
-    @Test("a reserved connection may wait for a promise already settled and may not subscribe")
+    @Test("a reserved connection may wait for a promise already settled and may not subscribe, which closes it")
     func reserveAnswersSettledWaitsAndRefusesSubscribe() throws {
         try E2EDaemon.with(extraArguments: ["--max-connections", "1", "--reserved-connections", "1"]) { daemon in
             let held = try fill(daemon, with: 1)
@@ -102,10 +102,14 @@ struct ConnectionLimitTests {
             #expect(error?.code == .limitExceeded)
             #expect(error?.data?["limit"] == "maxConnections")
             #expect(error?.data?["reserved"] == true)
+            // Refused, it gives its place in the reserve up: a client that stays takes it.
+            #expect(throws: PromiseClientError.self) { try reserved.call("info") }
+            let next = try daemon.client()
+            #expect(E2E.eventually { (try? next.call("info")) != nil })
             // Past the reserve too: refused with the daemon's reason, not a bare end of stream.
             let refused = #expect(throws: RPCError.self) { try daemon.client().call("info") }
             #expect(refused?.message == "too many connections (limit 1)")
-            withExtendedLifetime(held) {}
+            withExtendedLifetime((held, next)) {}
         }
     }
 

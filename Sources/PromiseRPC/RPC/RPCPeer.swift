@@ -31,6 +31,10 @@ public protocol RPCPeer: AnyObject {
     func hold(bytes: Int)
     /// The held `bytes` are let go: sent right after, or dropped.
     func release(bytes: Int)
+    /// The request being handled is refused for what this connection is
+    /// (one in the reserve asking to wait): the peer closes once the
+    /// answers to it are written, rather than keep a place others need.
+    func closeAfterAnswer()
 }
 
 extension RPCPeer {
@@ -44,4 +48,6 @@ extension RPCPeer {
     /// A peer without an output limit need not count what is held.
     public func hold(bytes: Int) {}
     public func release(bytes: Int) {}
+    /// A peer that is not a connection has no place to give up.
+    public func closeAfterAnswer() {}
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Every bound the daemon enforces, in one place: the server reads the
 /// connection-side ones, the registry the rest, and `info` reports them all.
 /// Going past one is answered with -32004 (limit exceeded).
@@ -7,6 +9,17 @@ public struct DaemonLimits: Sendable, Hashable {
     /// Bytes queued for a client that is not reading; past this it is cut off.
     public var maxOutputBufferBytes: Int = 8 << 20
     public var maxConnections: Int = 1024
+    /// Bytes buffered for all clients together: unfinished request lines,
+    /// requests held back, and answers and notifications not yet written.
+    /// Past it the connections holding the most are closed, largest first,
+    /// with a -32004 error line (`data.limit` "maxBufferedBytes") when one
+    /// can still be written, until a quarter of it is free again. Default:
+    /// ``defaultMaxBufferedBytes(physicalMemory:)`` of this machine.
+    public var maxBufferedBytes: Int = DaemonLimits.defaultMaxBufferedBytes(physicalMemory: DaemonLimits.physicalMemory)
+    /// Seconds a client may take to finish a line it started: past it the
+    /// connection gets a -32004 error line (`data.limit` "lineTimeoutSeconds")
+    /// and is closed, and the bytes it held are freed.
+    public var lineTimeoutSeconds: Int = 30
     public var maxPromises: Int = 1_000_000
     /// Subscriptions held by one connection.
     public var maxSubscriptionsPerConnection: Int = 100_000
@@ -112,12 +125,29 @@ public struct DaemonLimits: Sendable, Hashable {
 
     public init() {}
 
+    /// A sixteenth of `physicalMemory`, at least 64 MiB and at most 2 GiB:
+    /// enough for hundreds of clients at their own limits, far from what
+    /// would push the machine into swapping or the OOM killer.
+    public static func defaultMaxBufferedBytes(physicalMemory: Int) -> Int {
+        min(max(physicalMemory / 16, 64 << 20), 2 << 30)
+    }
+
+    /// This machine's physical memory in bytes (0 if the system does not say).
+    public static var physicalMemory: Int {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES))
+        let pageSize = sysconf(Int32(_SC_PAGESIZE))
+        guard pages > 0, pageSize > 0 else { return 0 }
+        return pages.multipliedReportingOverflow(by: pageSize).overflow ? Int.max : pages * pageSize
+    }
+
     /// The limits as `info` reports them.
     public var json: JSONValue {
         .object([
             "maxLineBytes": .int(maxLineBytes),
             "maxOutputBufferBytes": .int(maxOutputBufferBytes),
             "maxConnections": .int(maxConnections),
+            "maxBufferedBytes": .int(maxBufferedBytes),
+            "lineTimeoutSeconds": .int(lineTimeoutSeconds),
             "maxPromises": .int(maxPromises),
             "maxSubscriptionsPerConnection": .int(maxSubscriptionsPerConnection),
             "maxWaitersPerConnection": .int(maxWaitersPerConnection),

@@ -140,7 +140,7 @@ extension Registry {
         let entry = try entry(id)
         guard follow, entry.isPending, call.requestID != nil else { return logAnswer(entry) }
         let session = try session(call.connectionID)
-        if session.peer.isReserved { throw reserveRefusal("follow logs") }
+        if session.peer.isReserved { throw reserveRefusal("follow logs", closing: session.peer) }
         if logBook.logs[id]?.followers[call.connectionID] == nil {
             guard logBook.follows[call.connectionID]?.count ?? 0 < limits.maxSubscriptionsPerConnection else {
                 throw RPCError(

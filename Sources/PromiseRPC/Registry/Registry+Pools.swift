@@ -180,7 +180,7 @@ extension Registry {
         // A notification asks for a slot nobody would be told it holds.
         guard let answerLater = call.answerValueLater else { return nil }
         let session = try session(call.connectionID)
-        if session.peer.isReserved { throw reserveRefusal("pool.acquire") }
+        if session.peer.isReserved { throw reserveRefusal("pool.acquire", closing: session.peer) }
         let connection = call.connectionID
         let holder = PoolSlot.Holder.connection(connection, promiseID: promiseID)
         if pool.hasFreeSlot && pool.queuedCount == 0 {

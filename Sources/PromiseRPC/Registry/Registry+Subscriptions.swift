@@ -16,7 +16,7 @@ extension Registry {
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
         let session = try session(call.connectionID)
-        if session.peer.isReserved { throw reserveRefusal("wait") }
+        if session.peer.isReserved { throw reserveRefusal("wait", closing: session.peer) }
         guard session.waiters.count < limits.maxWaitersPerConnection else {
             throw RPCError(
                 .limitExceeded,
@@ -66,7 +66,7 @@ extension Registry {
     func subscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
-        if session.peer.isReserved { throw reserveRefusal("subscribe") }
+        if session.peer.isReserved { throw reserveRefusal("subscribe", closing: session.peer) }
         var distinct: [String] = []
         var seen: PromiseIDSet = []
         for id in ids where seen.insert(id).inserted { distinct.append(id) }
@@ -127,9 +127,13 @@ extension Registry {
     /// -32004 for a request that would hold the daemon's resources on a
     /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
     /// `data.limit` is "maxConnections", as for a refused connection: to a
-    /// client both mean "the daemon is full, try later".
-    func reserveRefusal(_ method: String) -> RPCError {
-        RPCError(
+    /// client both mean "the daemon is full, try later". The connection is
+    /// closed once the answer is written (``RPCPeer/closeAfterAnswer()``):
+    /// refused clients that stayed would fill the reserve, and the client
+    /// that would release the waiters would be refused too.
+    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RPCError {
+        peer.closeAfterAnswer()
+        return RPCError(
             .limitExceeded,
             "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "
                 + "and read promises only, and cannot \(method)",

@@ -39,6 +39,13 @@ import Logging
 /// client closes its side too (`POLLHUP`, checked at once and then every
 /// ``hangUpPollMilliseconds``), when a write fails, or when the daemon stops.
 ///
+/// Memory: what the connection buffers (an unfinished line, lines held
+/// back, answers not yet written) is reported to ``ConnectionMemory``,
+/// which cuts off the largest holders when all connections together pass
+/// `DaemonLimits.maxBufferedBytes` (``cutOff(_:)``), and closes a
+/// connection whose line stays unfinished for `lineTimeoutSeconds`
+/// (``lineTimedOut(afterSeconds:)``).
+///
 /// The handler's `connectionClosed` is called exactly once per opened
 /// connection, from libuv's close callback (never from inside `send` or
 /// `handle`).
@@ -100,6 +107,15 @@ final class Connection: RPCPeer {
     @exclusivity(unchecked) private var isReceiving = false
     @exclusivity(unchecked) private var wroteWhileReceiving = false
     private let flushQueue: FlushQueue
+    private let memory: ConnectionMemory
+    /// The bytes this connection last reported to ``memory`` as buffered.
+    private(set) var bufferedBytes = 0
+    /// Whether this connection's unfinished line is on the clock (``LineDeadlines``).
+    private var isLineClockRunning = false
+    /// Bytes of ``heldLines`` not yet handled.
+    private var heldLineBytes = 0
+    /// Set by ``closeAfterAnswer()`` while a line is handled.
+    private var closesOnceAnswered = false
     /// The ``FlushQueue`` turn in which this connection was last read.
     private var lastReadTurn: UInt64?
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
@@ -114,10 +130,11 @@ final class Connection: RPCPeer {
     private var timer: UVTimer?
 
     init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
-         onClosed: @escaping (Connection) -> Void) {
+         memory: ConnectionMemory, onClosed: @escaping (Connection) -> Void) {
         connectionID = id
         self.pipe = pipe
         self.flushQueue = flushQueue
+        self.memory = memory
         framer = LineFramer(maxLineBytes: limits.maxLineBytes)
         maxOutputBufferBytes = limits.maxOutputBufferBytes
         pauseThreshold = max(1, limits.maxOutputBufferBytes / 2)
@@ -170,8 +187,14 @@ final class Connection: RPCPeer {
         wroteWhileReceiving = false
         defer {
             isReceiving = false
-            // The answers after the first, queued by `send(line:)`.
-            if !queued.isEmpty && !isFlushScheduled { flush() }
+            if state == .closed {
+                framer = LineFramer(maxLineBytes: framer.maxLineBytes)
+            } else if !queued.isEmpty && !isFlushScheduled {
+                // The answers after the first, queued by `send(line:)`.
+                flush()
+            }
+            account()
+            updateLineClock()
         }
         do {
             try framer.feed(bytes, lending: { line in
@@ -179,8 +202,10 @@ final class Connection: RPCPeer {
                 guard state == .active, let handler else { return }
                 if isReadPaused {
                     heldLines.append(Array(line))
+                    heldLineBytes += line.count
                 } else {
                     handler.handle(line: line, from: self)
+                    if closesOnceAnswered { closeAfterFlush() }
                 }
             })
         } catch {
@@ -209,9 +234,12 @@ final class Connection: RPCPeer {
         }
         if let last = framer.finish(), let handler {
             handler.handle(line: last, from: self)
+            if closesOnceAnswered { closeAfterFlush() }
         }
         guard state == .active else { return }
         state = .readClosed
+        account()
+        updateLineClock()
         if pipe.peerHasHungUp {
             close()
             return
@@ -245,6 +273,7 @@ final class Connection: RPCPeer {
                     return isOpen
                 }
                 queued.append(message)
+                account()
                 return true
             }
             if queued.isEmpty, let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
@@ -256,12 +285,14 @@ final class Connection: RPCPeer {
             flushQueue.schedule(self)
         }
         queued.append(message)
+        account()
         return true
     }
 
     func hold(bytes: Int) {
         guard isOpen, admits(bytes) else { return }
         heldBytes += bytes
+        account()
     }
 
     /// Whether `count` more bytes for this client may wait, held or queued:
@@ -285,8 +316,13 @@ final class Connection: RPCPeer {
         return true
     }
 
+    func closeAfterAnswer() {
+        closesOnceAnswered = true
+    }
+
     func release(bytes: Int) {
         heldBytes = max(0, heldBytes - bytes)
+        account()
     }
 
     /// Writes `message` from the caller's bytes, copying only what the
@@ -302,6 +338,7 @@ final class Connection: RPCPeer {
             }
             queued.append(UnsafeRawBufferPointer(rebasing: message[written...]))
             flush()
+            account()
         } catch {
             logger.debug("Connection write failed", metadata: ["error": "\(error)"])
             close()
@@ -348,6 +385,7 @@ final class Connection: RPCPeer {
             bytesHanded += written
             if written == queued.count {
                 queued.removeAll()
+                account()
                 drained()
                 return
             }
@@ -357,6 +395,7 @@ final class Connection: RPCPeer {
             try pipe.write(UnsafeRawBufferPointer(rebasing: writing.bytes[written...])) { [unowned self] error in
                 didWrite(error)
             }
+            account()
         } catch {
             logger.debug("Connection write failed", metadata: ["error": "\(error)"])
             close()
@@ -376,6 +415,7 @@ final class Connection: RPCPeer {
     private func pause() {
         isReadPaused = true
         pipe.pauseReading()
+        updateLineClock()
         var progress = bytesSent
         var stalledTicks: UInt64 = 0
         startTimer(every: Self.stallCheckMilliseconds) { [unowned self] in
@@ -405,14 +445,19 @@ final class Connection: RPCPeer {
         timer?.stop()
         while heldStart < heldLines.count, !isReadPaused, state == .active, let handler {
             let line = heldLines[heldStart]
+            heldLines[heldStart] = []
             heldStart += 1
+            heldLineBytes -= line.count
             handler.handle(line: line, from: self)
+            if closesOnceAnswered { closeAfterFlush() }
         }
         if heldStart == heldLines.count {
             heldLines.removeAll()
             heldStart = 0
         }
+        account()
         guard !isReadPaused, state == .active else { return }
+        updateLineClock()
         do {
             try pipe.resumeReading()
         } catch {
@@ -429,6 +474,7 @@ final class Connection: RPCPeer {
             return
         }
         writing.removeAll()
+        account()
         flush()
     }
 
@@ -442,6 +488,75 @@ final class Connection: RPCPeer {
         timer?.close()
         timer = nil
         pipe.close()
+        // What the connection buffered no longer counts: the queued bytes
+        // and the framer's go now (the framer's once it is done lending a
+        // line, if a handler closed the connection while handling it), the
+        // bytes of a write in flight with the connection, once libuv has
+        // cancelled the write.
+        queued.removeAll(keepingCapacityUpTo: 0)
+        if !isReceiving { framer = LineFramer(maxLineBytes: framer.maxLineBytes) }
+        heldLines = []
+        heldStart = 0
+        heldLineBytes = 0
+        memory.buffered(-bufferedBytes)
+        bufferedBytes = 0
+        updateLineClock()
+        memory.connectionClosed()
+    }
+
+    // MARK: Memory
+
+    /// Reports to ``memory`` what this connection buffers now.
+    private func account() {
+        guard state != .closed else { return }
+        let now = framer.bufferedByteCount + queued.count + writing.count + heldBytes + heldLineBytes
+        guard now != bufferedBytes else { return }
+        let delta = now - bufferedBytes
+        bufferedBytes = now
+        memory.buffered(delta)
+    }
+
+    /// Starts or stops the clock on this connection's unfinished line: it
+    /// runs while the framer holds the start of a line and reading goes on.
+    private func updateLineClock() {
+        let runs = state == .active && !isReadPaused && framer.bufferedByteCount > 0
+        guard runs != isLineClockRunning else { return }
+        isLineClockRunning = runs
+        if runs { memory.lineStarted(connectionID) } else { memory.lineEnded(connectionID) }
+    }
+
+    /// Closes at once, telling the client why in one error line when the
+    /// output stream is between two messages (nothing of an answer half
+    /// written). What was queued for it is dropped: the daemon is short
+    /// of memory and this client holds much of it.
+    func cutOff(_ error: RPCError) {
+        guard isOpen else { return }
+        logger.info("Cutting off a client: the daemon's buffers are full",
+                    metadata: ["buffered.bytes": "\(bufferedBytes)"])
+        queued.removeAll(keepingCapacityUpTo: 0)
+        if !pipe.isWriting {
+            let answer: JSONValue = .object(["jsonrpc": "2.0", "id": .null, "error": error.json])
+            let line = answer.serializedLine()
+            // Best effort and without blocking: a client that does not read
+            // has a full socket and misses it; one that reads gets it whole
+            // or, rarely, cut, before the end of the stream.
+            _ = line.withUnsafeBytes { try? pipe.tryWrite($0) }
+        }
+        close()
+    }
+
+    /// The client started a line more than `seconds` ago and has not
+    /// finished it: one error line, then the connection closes. The start
+    /// of the line is freed at once.
+    func lineTimedOut(afterSeconds seconds: Int) {
+        guard state == .active else { return }
+        logger.info("Closing connection: line not finished in time", metadata: ["timeout.s": "\(seconds)"])
+        framer = LineFramer(maxLineBytes: framer.maxLineBytes)
+        account()
+        updateLineClock()
+        reject(RPCError(.limitExceeded,
+                        "line not finished within \(seconds) s (the daemon's lineTimeoutSeconds; promised --line-timeout sets it)",
+                        data: ["limit": "lineTimeoutSeconds", "value": .int(seconds), "flag": "--line-timeout"]))
     }
 
     private func startTimer(every repeatMilliseconds: UInt64, after milliseconds: UInt64? = nil,

@@ -11,6 +11,12 @@ final class ServerCore {
     static let shutdownPollMilliseconds: UInt64 = 20
     /// How long a stopping daemon waits for its handler to finish (to write its store).
     static let handlerStopMilliseconds: UInt64 = 5_000
+    /// Connections accepted in one loop turn at most. libuv accepts for as
+    /// long as the backlog holds a connection; clients that connect as fast
+    /// as they are accepted would keep the loop there, and every connected
+    /// client would wait. Past this many, the rest wait for the next turn,
+    /// after the connections already there are served.
+    static let maxAcceptsPerTurn = 32
 
     let socketPath: String
     let limits: DaemonLimits
@@ -18,6 +24,7 @@ final class ServerCore {
     private let loop: UVLoop
     private let listener: UVPipe
     private let flushQueue: FlushQueue
+    private let memory: ConnectionMemory
     private let logger: Logger
     private let allowedPeerUID: UInt32
     private let socketIdentity: (device: UInt64, inode: UInt64)?
@@ -30,6 +37,15 @@ final class ServerCore {
     private var shutdownDeadline: UInt64 = 0
     private(set) var isStopping = false
     private var isFinished = false
+    /// Connections accepted in this loop turn (see ``maxAcceptsPerTurn``).
+    private var acceptsThisTurn = 0
+    /// A connection is waiting in libuv, not accepted yet: the turn's
+    /// accepts were used up, and libuv stopped watching the listener.
+    private var isAcceptDeferred = false
+    /// Runs at the start of the next turn after one that accepted: the
+    /// count starts again, and a deferred connection is accepted (which
+    /// makes libuv watch the listener again).
+    private var acceptTurnWatcher: UVLoopWatcher?
 
     /// Connections that passed the checks and were handed to the handler, still open.
     private(set) var openedCount = 0
@@ -47,6 +63,7 @@ final class ServerCore {
         services = UVLoopServices(loop: loop, logger: logger)
 
         flushQueue = try FlushQueue(loop: loop)
+        memory = try ConnectionMemory(limits: limits, loop: loop, logger: logger)
         try SocketFile.prepare(socketPath)
         listener = try UVPipe(loop: loop)
         do {
@@ -58,6 +75,9 @@ final class ServerCore {
             socketIdentity = SocketFile.identity(of: socketPath)
             try listener.listen(backlog: 511) { [unowned self] error in
                 accepted(error)
+            }
+            acceptTurnWatcher = try UVLoopWatcher(.idle, loop: loop) { [unowned self] in
+                nextAcceptTurn()
             }
         } catch {
             listener.close()
@@ -72,6 +92,8 @@ final class ServerCore {
     /// Starts serving with `handler`. Loop thread.
     func begin(handler: any RPCHandler, handlesSignals: Bool) {
         self.handler = handler
+        memory.connection = { [unowned self] id in connections[id] }
+        memory.everyConnection = { [unowned self] in Array(connections.values) }
         if handlesSignals {
             UVSignal.unblock([SIGTERM, SIGINT])
             for number in [SIGTERM, SIGINT] {
@@ -89,7 +111,9 @@ final class ServerCore {
         logger.info("Listening", metadata: ["socket": "\(socketPath)",
                                             "maxConnections": "\(limits.maxConnections)",
                                             "reservedConnections": "\(limits.reservedConnections)",
-                                            "maxLineBytes": "\(limits.maxLineBytes)"])
+                                            "maxLineBytes": "\(limits.maxLineBytes)",
+                                            "maxBufferedBytes": "\(limits.maxBufferedBytes)",
+                                            "lineTimeoutSeconds": "\(limits.lineTimeoutSeconds)"])
     }
 
     // MARK: Accepting
@@ -99,6 +123,27 @@ final class ServerCore {
             logger.info("Accept failed", metadata: ["error": "\(error)"])
             return
         }
+        guard acceptsThisTurn < Self.maxAcceptsPerTurn else {
+            // Left in libuv: it stops watching the listener until it is taken.
+            isAcceptDeferred = true
+            return
+        }
+        acceptOne()
+    }
+
+    private func nextAcceptTurn() {
+        acceptsThisTurn = 0
+        if isAcceptDeferred && !isStopping {
+            isAcceptDeferred = false
+            acceptOne()
+        } else {
+            acceptTurnWatcher?.stop()
+        }
+    }
+
+    private func acceptOne() {
+        if acceptsThisTurn == 0 { acceptTurnWatcher?.start() }
+        acceptsThisTurn += 1
         let pipe: UVPipe
         do {
             pipe = try listener.accept()
@@ -109,7 +154,7 @@ final class ServerCore {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = Connection(id: id, pipe: pipe, limits: limits, logger: logger,
-                                    flushQueue: flushQueue) { [unowned self] connection in
+                                    flushQueue: flushQueue, memory: memory) { [unowned self] connection in
             connectionDidClose(connection)
         }
         connections[id] = connection
@@ -230,6 +275,9 @@ final class ServerCore {
         }
         services.killAll()
         flushQueue.close()
+        memory.close()
+        acceptTurnWatcher?.close()
+        acceptTurnWatcher = nil
         shutdownTimer?.close()
         shutdownTimer = nil
         handlerStopTimer?.close()
