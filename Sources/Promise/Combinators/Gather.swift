@@ -58,23 +58,30 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
         // cancelled if that was its last).
         // Its handlers, registered with the gather as their key, are
         // withdrawn from inputs that stay pending.
+        // Queued rather than done here: an input may be the output of
+        // another combinator, whose cancel would tell its own inputs, one
+        // call deeper per link of a chain of combinators.
         output._register(_Callback(follower: nil) { _, cancelled, work in
             guard cancelled else { return }
-            for input in inputs { _cancelUpwards(from: _UpwardStep(parent: input, child: gather), &work) }
+            work.push(_InputsCancellation(inputs, key: gather))
         }, isChild: false)
         for (index, input) in inputs.enumerated() {
             // A consumer: counts as a child for upward cancellation, but sees
             // a cancelled input as a plain rejection.
-            input._register(_Callback(follower: gather) { result, _, _ in
-                gather.record(index, result._result(Input.self))
+            input._register(_Callback(follower: gather) { result, _, work in
+                gather.record(index, result._result(Input.self), &work)
             }, isChild: true)
             input.onProgress(on: .inline) { fraction in gather.progressed(index, fraction) }
         }
         return output
     }
 
+    /// Records an input's outcome and settles the output once `decide`
+    /// says so, through `work`: the output's handlers run nested only up
+    /// to the worklist's depth, so a chain of combinators of any length
+    /// settles without exhausting the stack.
     @inlinable
-    func record(_ index: Int, _ result: Result<Input, any Error>) {
+    func record(_ index: Int, _ result: Result<Input, any Error>, _ work: inout _Worklist) {
         let decision = state.withLock { state -> Result<Output, any Error>? in
             guard !state.done else { return nil }
             state.results[index] = result
@@ -84,10 +91,7 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
             return decision
         }
         guard let decision else { return }
-        switch decision {
-        case .success(let value): output.fulfill(value)
-        case .failure(let error): output.reject(error)
-        }
+        output._settle(decision, &work)
     }
 
     @inlinable
@@ -97,7 +101,8 @@ final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
             state.progress[index] = fraction
             return state.progressSum / Double(state.progress.count)
         }
-        output.reportProgress(mean)
+        let output = output
+        _ProgressRelay.run { output.reportProgress(mean) }
     }
 }
 

@@ -181,7 +181,9 @@ extension UnsafeRawPointer {
     }
 }
 
-/// Promises settled but whose handlers have not run yet.
+/// Promises settled but whose handlers have not run yet, and other work
+/// that would otherwise nest one call deeper per link of a chain (a
+/// combinator's inputs to tell that it was cancelled).
 ///
 /// An `.inline` child's handlers run nested inside its parent's, which is
 /// fastest (the typed result is at hand), but would recurse once per link
@@ -195,8 +197,8 @@ struct _Worklist {
     @usableFromInline static var maximumDepth: Int { 32 }
 
     @usableFromInline var depth: Int
-    @usableFromInline var next: (any _PromiseNode)?
-    @usableFromInline var more: [any _PromiseNode]
+    @usableFromInline var next: (any _PendingWork)?
+    @usableFromInline var more: [any _PendingWork]
 
     /// Assigns in the body rather than with default values: those are
     /// compiled as functions that cannot be inlined into another module,
@@ -208,7 +210,7 @@ struct _Worklist {
     }
 
     @inlinable
-    mutating func push(_ node: any _PromiseNode) {
+    mutating func push(_ node: any _PendingWork) {
         if next == nil {
             next = node
         } else {
@@ -248,11 +250,17 @@ extension _CombinedInputs {
     }
 }
 
+/// Work queued on a `_Worklist`, run by its outermost drain.
+@usableFromInline
+protocol _PendingWork: AnyObject {
+    /// Runs the work: for a promise, the handlers of a promise settled
+    /// through `_Worklist`.
+    func _runPendingCallbacks(_ work: inout _Worklist)
+}
+
 /// A promise of any value type, as its relatives see it.
 @usableFromInline
-protocol _PromiseNode: AnyObject, Sendable {
-    /// Runs the handlers of a promise settled through `_Worklist`.
-    func _runPendingCallbacks(_ work: inout _Worklist)
+protocol _PromiseNode: _PendingWork, Sendable {
     /// Cancels this promise because an ancestor was cancelled.
     func _cancelFromAncestor(_ work: inout _Worklist)
     /// One child was cancelled: its handler (found by `child`, if given) is

@@ -56,6 +56,30 @@ struct _CallbackList: Sendable {
         return removed
     }
 
+    /// How many handlers the list holds.
+    @inlinable
+    var count: Int {
+        (isEmpty ? 0 : 1) + (rest.array?.count ?? 0)
+    }
+
+    /// Removes every handler `shouldRemove` picks, keeping the order of the
+    /// others, in one pass; returns the removed ones, for the caller to
+    /// release after unlocking.
+    @usableFromInline
+    mutating func removeAll(where shouldRemove: (borrowing _Callback) -> Bool) -> _CallbackList {
+        var kept = _CallbackList()
+        var removed = _CallbackList()
+        let taken = take()
+        if let first = taken.first {
+            if shouldRemove(first) { removed.append(first) } else { kept.append(first) }
+        }
+        for callback in taken.rest.array ?? [] {
+            if shouldRemove(callback) { removed.append(callback) } else { kept.append(callback) }
+        }
+        self = kept
+        return removed
+    }
+
     /// Runs every handler with `result`, which must point to the type the
     /// handlers were made for: the owning promise's `Result<Value, any Error>`.
     @usableFromInline

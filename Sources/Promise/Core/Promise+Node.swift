@@ -69,7 +69,7 @@ extension Promise: _PromiseNode {
     @usableFromInline
     func _childCancelled(_ child: AnyObject?, _ work: inout _Worklist) -> _UpwardStep? {
         let cancellation: Result<Value, any Error> = .failure(CancellationError())
-        var withdrawn: _Callback?
+        var withdrawn: _CallbackList?
         var keepsHandler = false
         var handsOut = false
         let settlement = _withState { state -> _Settlement? in
@@ -83,7 +83,7 @@ extension Promise: _PromiseNode {
                     return settlement
                 }
             }
-            if let child { withdrawn = state.callbacks.remove(following: child) }
+            if let child { withdrawn = state.withdraw(following: child) }
             return nil
         }
         // Released after unlocking: it may hold the last reference to user captures.

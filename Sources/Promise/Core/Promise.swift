@@ -474,7 +474,7 @@ extension Promise {
     /// waits, 106 MiB). Nothing happens if the handler has already run.
     @usableFromInline
     func _withdraw(_ follower: AnyObject) {
-        let removed = _withState { $0.callbacks.remove(following: follower) }
+        let removed = _withState { $0.withdraw(following: follower) }
         // Released here, after unlocking: it may hold the last reference to
         // user captures, whose deinit may touch this promise.
         withExtendedLifetime(removed) {}

@@ -197,9 +197,11 @@ struct _PromiseState: Sendable {
     /// `_runLateCallbacks`, which clears `callbacksPending`.
     @inlinable
     mutating func takeSettlement() -> _Settlement {
+        let discarded = extras.map { $0.withdrawnCount > 0 } == true ? removeWithdrawn() : nil
         callbacksPending = !callbacks.isEmpty
         var settlement = _Settlement(callbacks: callbacks.take(), parent: parent.take())
         guard let extras else { return settlement }
+        settlement.discarded = discarded
         extras.cycleHint = nil
         extras.combinedInputs = nil
         let observers = extras.progressObservers
@@ -237,6 +239,10 @@ final class _StateExtras: @unchecked Sendable {  // Read and written only under 
     @usableFromInline var childrenInFlight: [_WeakNode] = []
     @usableFromInline var pruneInFlightAt = 16
     @usableFromInline var pruningInFlight = false
+    /// Handlers withdrawn but still in the list, by their follower (see
+    /// `withdraw(following:)`), and how many there are in all.
+    @usableFromInline var withdrawn: [ObjectIdentifier: _WithdrawnHandlers] = [:]
+    @usableFromInline var withdrawnCount = 0
 
     @inlinable
     init() {}
@@ -290,6 +296,10 @@ struct _Settlement: ~Copyable, Sendable {
     @usableFromInline var parent: _NodeReference
     /// Progress observers to tell about the final 1.0, if settling brought it.
     @usableFromInline var observersOfCompletion: [_ProgressObserver]?
+    /// Withdrawn handlers taken out of the list as it was handed out,
+    /// released with the settlement, after unlocking: they may hold the
+    /// last reference to user captures.
+    @usableFromInline var discarded: _CallbackList?
 
     @inlinable
     init(callbacks: _CallbackList, parent: _NodeReference) {

@@ -1,0 +1,77 @@
+import Foundation
+import PromiseRPC
+import Testing
+
+/// Requests whose work grows with what a client chose (an input repeated a
+/// quarter of a million times, a parent with 100,000 children) do it in time
+/// linear in that, and a second client pinging every 50 ms meanwhile is
+/// answered within a bound generous for a loaded CI machine; the figures are
+/// printed.
+@Suite("long requests do not hold other clients", .serialized)
+struct LongRequestStallTests {
+    /// The worst wait for a ping these tests accept: work linear in the request
+    /// (a few seconds in a debug build on a loaded machine), where quadratic work
+    /// held every client for a minute in a release build.
+    static let pingBound = Duration.seconds(30)
+
+    @Test("cancelling an all over one pending id repeated 250,000 times cancels it without holding others",
+          arguments: ["cancel", "cancelPrefix"])
+    func cancellingRepeatedInput(method: String) throws {
+        try E2EDaemon.with { daemon in
+            let connection = try E2ERawConnection(path: daemon.socketPath)
+            try connection.call("create", ["id": "a"])
+            let ids = JSONValue.array(Array(repeating: "a", count: 250_000))
+            try connection.call("all", ["ids": ids, "id": "many"])
+
+            let pinger = try E2EPinger(socketPath: daemon.socketPath)
+            let clock = ContinuousClock()
+            let start = clock.now
+            if method == "cancel" {
+                #expect(try connection.call("cancel", ["id": "many"])["state"] == "cancelled")
+            } else {
+                #expect(try connection.call("cancelPrefix", ["prefix": "many"])["cancelled"] == 1)
+            }
+            let took = clock.now - start
+            let figures = try pinger.stop()
+            print("\(method) of an all over 250,000 repeats: \(took); pinger: \(figures)")
+            #expect(try connection.call("get", ["id": "a"])["state"] == "cancelled")
+            #expect(try connection.call("get", ["id": "many"])["state"] == "cancelled")
+            #expect(figures.worst < Self.pingBound, "\(figures)")
+        }
+    }
+
+    @Test("cancelPrefix over 100,000 then children of one parent cancels them all without holding others")
+    func cancelPrefixOverManyChildren() throws {
+        try E2EDaemon.with { daemon in
+            let connection = try E2ERawConnection(path: daemon.socketPath)
+            try connection.call("create", ["id": "parent"])
+            for start in stride(from: 0, to: 100_000, by: 1_000) {
+                try connection.batch((start..<(start + 1_000)).map { index in
+                    ("then", ["id": "parent", "childId": .string("kid/\(index)")])
+                })
+            }
+
+            let pinger = try E2EPinger(socketPath: daemon.socketPath)
+            let clock = ContinuousClock()
+            let start = clock.now
+            var cancelled = 0
+            var calls = 0
+            var cursor: JSONValue = .null
+            repeat {
+                let params: JSONValue = cursor.isNull ? ["prefix": "kid/"] : ["prefix": "kid/", "cursor": cursor]
+                let answer = try connection.call("cancelPrefix", params)
+                cancelled += answer["cancelled"]?.intValue ?? 0
+                cursor = answer["cursor"] ?? .null
+                calls += 1
+            } while !cursor.isNull
+            let took = clock.now - start
+            let figures = try pinger.stop()
+            print("cancelPrefix over 100,000 children: \(calls) calls in \(took); pinger: \(figures)")
+            #expect(cancelled == 100_000)
+            #expect(try connection.call("get", ["id": "kid/99999"])["state"] == "cancelled")
+            // Its last child cancelled, the parent is cancelled too.
+            #expect(try connection.call("get", ["id": "parent"])["state"] == "cancelled")
+            #expect(figures.worst < Self.pingBound, "\(figures)")
+        }
+    }
+}
