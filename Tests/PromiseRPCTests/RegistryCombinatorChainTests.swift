@@ -7,7 +7,7 @@ import Testing
 @Suite("Registry: chains of combinators", .serialized)
 struct RegistryCombinatorChainTests {
     static let kinds = ["all", "any", "race", "allSettled"]
-    static let length = 20_000
+    static let length = 8_000
 
     /// `root` and a chain of `length` `kind` combinators over it, `kind0` … `kindN-1`;
     /// returns the last id.
@@ -25,7 +25,7 @@ struct RegistryCombinatorChainTests {
         return previous
     }
 
-    @Test("a chain of 20,000 combinators settles to its end when its root is resolved", arguments: kinds)
+    @Test("a chain of 8,000 combinators settles to its end when its root is resolved", arguments: kinds)
     func chainSettles(kind: String) {
         let harness = RPCHarness()
         let peer = harness.connect()
@@ -44,7 +44,7 @@ struct RegistryCombinatorChainTests {
         }
     }
 
-    @Test("cancelling the end of a chain of 20,000 combinators cancels it up to its root", arguments: kinds)
+    @Test("cancelling the end of a chain of 8,000 combinators cancels it up to its root", arguments: kinds)
     func cancellingEnd(kind: String) {
         let harness = RPCHarness()
         let peer = harness.connect()
@@ -54,7 +54,7 @@ struct RegistryCombinatorChainTests {
         #expect(harness.state("\(kind)0", from: peer) == "cancelled")
     }
 
-    @Test("cancelling the root of a chain of 20,000 combinators settles its end", arguments: kinds)
+    @Test("cancelling the root of a chain of 8,000 combinators settles its end", arguments: kinds)
     func cancellingRoot(kind: String) {
         let harness = RPCHarness()
         let peer = harness.connect()
@@ -64,7 +64,7 @@ struct RegistryCombinatorChainTests {
         #expect(harness.state(end, from: peer) != "pending")
     }
 
-    @Test("a chain of 20,000 combinators over a root whose timeout passed settles after a restart",
+    @Test("a chain of 8,000 combinators over a root whose timeout passed settles after a restart",
           arguments: kinds)
     func restoredChainTimesOut(kind: String) throws {
         let store = MemoryPromiseStore()

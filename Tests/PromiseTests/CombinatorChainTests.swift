@@ -17,7 +17,7 @@ struct CombinatorChainTests {
     private static func link(_ kind: Kind, over previous: Promise<Int>) -> Promise<Int> {
         switch kind {
         case .all: Promise.all([previous]).then(on: .inline) { $0[0] + 1 }
-        // Unwrapped: the aggregate of an aggregate of … would be a value 100,000 levels deep.
+        // Unwrapped: the aggregate of an aggregate of … would be a value 20,000 levels deep.
         case .any: Promise.any([previous]).recover(on: .inline) { error throws -> Int in
             throw (error as? AggregateError)?.failures.first?.error ?? error
         }
@@ -35,7 +35,7 @@ struct CombinatorChainTests {
     }
 
     /// Runs `body` on a thread with a 1 MiB stack: code that recursed once per link
-    /// would overflow it (and end the test process) long before 100,000 links.
+    /// would overflow it (and end the test process) long before 20,000 links.
     private func onSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
         switch await onNewThread(timeout: .seconds(120), stackSize: 1 << 20, body) {
         case .success(let value)?: return value
@@ -44,9 +44,9 @@ struct CombinatorChainTests {
         }
     }
 
-    private static let length = 100_000
+    private static let length = 20_000
 
-    @Test("a chain of 100,000 combinators settles when its root is fulfilled", arguments: Kind.allCases)
+    @Test("a chain of 20,000 combinators settles when its root is fulfilled", arguments: Kind.allCases)
     func chainSettlesFromRoot(kind: Kind) async throws {
         let result = await onSmallStack { () -> Result<Int, any Error>? in
             let (root, end) = Self.chain(kind, length: Self.length)
@@ -57,7 +57,7 @@ struct CombinatorChainTests {
         #expect(try result??.get() == expected)
     }
 
-    @Test("a chain of 100,000 combinators passes its root's rejection to its end", arguments: Kind.allCases)
+    @Test("a chain of 20,000 combinators passes its root's rejection to its end", arguments: Kind.allCases)
     func chainRejectsFromRoot(kind: Kind) async {
         let error = await onSmallStack { () -> String? in
             let (root, end) = Self.chain(kind, length: Self.length)
@@ -69,7 +69,7 @@ struct CombinatorChainTests {
         #expect(error == "TestError")
     }
 
-    @Test("cancelling the root of a chain of 100,000 combinators rejects its end as cancelled",
+    @Test("cancelling the root of a chain of 20,000 combinators rejects its end as cancelled",
           arguments: Kind.allCases)
     func cancellingRootReachesEnd(kind: Kind) async {
         let outcome = await onSmallStack { () -> (rootCancelled: Bool, endRejected: Bool) in
@@ -81,7 +81,7 @@ struct CombinatorChainTests {
         #expect(outcome?.endRejected == true)
     }
 
-    @Test("cancelling the end of a chain of 100,000 combinators cancels every link up to the root",
+    @Test("cancelling the end of a chain of 20,000 combinators cancels every link up to the root",
           arguments: Kind.allCases)
     func cancellingEndReachesRoot(kind: Kind) async {
         let outcome = await onSmallStack { () -> (rootCancelled: Bool, endCancelled: Bool) in
