@@ -93,6 +93,12 @@ static int spawn_searching(pid_t *pid, const char *file, const posix_spawn_file_
     return err;
 }
 
+int CProcessSpawn_spawn_with(pid_t *pid, const char *file, const posix_spawnattr_t *attr,
+                             char *const argv[], char *const envp[]) {
+    if (file == NULL || file[0] == '\0') return ENOENT;
+    return spawn_searching(pid, file, NULL, attr, argv, envp);
+}
+
 int CProcessSpawn_spawn(int *pid, const char *file, char *const argv[], char *const envp[],
                         const char *cwd, const int stdio[3]) {
     if (file == NULL || file[0] == '\0') return ENOENT;

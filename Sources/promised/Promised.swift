@@ -203,6 +203,13 @@ struct Promised: ParsableCommand {
         }
     }
 
+    /// A step's monitor when started as one (`--step-monitor`, see
+    /// StepMonitor), else the daemon.
+    static func main() {
+        StepMonitor.takeOverIfAsked()
+        main(nil)
+    }
+
     func run() throws {
         // Before any thread starts, so that every thread inherits the mask
         // and only the signal thread takes them; unsetenv is not thread-safe.

@@ -28,12 +28,14 @@ struct PipelineFailureTests {
         /// The command of a step that runs for 30 s.
         var command: [String] { [marker, "30"] }
 
-        /// Live processes whose command line holds the marker (what `pgrep -f marker` lists).
+        /// Live processes whose command line holds the marker (what `pgrep -f marker` lists),
+        /// but for the steps' monitors (`promised --step-monitor … -- marker 30`).
         var running: [pid_t] {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
             return entries.compactMap { pid_t($0) }.filter { pid in
                 guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-                return String(decoding: cmdline, as: UTF8.self).contains(marker) && E2E.isAlive(pid)
+                let text = String(decoding: cmdline, as: UTF8.self)
+                return text.contains(marker) && !text.contains("--step-monitor") && E2E.isAlive(pid)
             }
         }
 

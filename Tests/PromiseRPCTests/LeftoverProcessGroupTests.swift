@@ -57,7 +57,7 @@ struct LeftoverProcessGroupTests {
         ])
     }
 
-    @Test("at restart, the group of a command still running is sent TERM, then KILL after the grace, and its child rejected")
+    @Test("at restart, the group of a command still running is sent TERM, then KILL a second after the grace, and its child rejected")
     func restartStopsTheRecordedGroup() {
         let fake = FakeSystem([4242: 777])
         var limits = DaemonLimits()
@@ -72,7 +72,10 @@ struct LeftoverProcessGroupTests {
         #expect(record["reason"]?["message"]
             == "stopped at restart: its command was still running when the daemon stopped, and is not run again")
         #expect(record["reason"]?["data"]?["pid"] == 4242)
-        harness.loop.advance(by: 2_000)
+        // The monitor kills its command's processes at the grace; its own KILL comes a second later.
+        harness.loop.advance(by: 2_999)
+        #expect(fake.sent == ["4242:\(SIGTERM)", "4242:\(SIGCONT)"])
+        harness.loop.advance(by: 1)
         #expect(fake.sent == ["4242:\(SIGTERM)", "4242:\(SIGCONT)", "4242:\(SIGKILL)"])
     }
 

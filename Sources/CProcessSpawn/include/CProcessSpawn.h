@@ -31,6 +31,28 @@ int CProcessSpawn_pidfd_open(int pid);
 /// runs, or -1 with errno set.
 int CProcessSpawn_reap(int pid, int blocking, int *exitStatus, int *termSignal);
 
+/// For a step's monitor (`promised --step-monitor`, StepMonitor.swift):
+/// makes this process the child subreaper of everything it starts, so that
+/// every process the command starts stays below it even once its parent has
+/// gone, and blocks the signals the monitor takes in
+/// ``CProcessSpawn_monitor_wait``. Returns 0 or an errno value.
+int CProcessSpawn_monitor_prepare(void);
+
+/// Starts the command `argv` for a monitor: searched as ``CProcessSpawn_spawn``
+/// does, in the PATH of this process's environment (the step's), leading a
+/// new session, with this process's fds 0, 1 and 2, every signal at its
+/// default and none blocked. Returns 0 and sets `*pid`, or an errno value.
+int CProcessSpawn_monitor_start(int *pid, char *const argv[]);
+
+/// The monitor's life once its command runs; never returns. It reaps every
+/// process below it; SIGTERM, SIGINT or SIGHUP is passed on to the command's
+/// process group and to every process below the monitor (which also gets
+/// SIGCONT), and `grace_ms` later everything below is killed; SIGUSR1 kills
+/// everything below at once. When the command has ended, everything it left
+/// below the monitor is killed, and the monitor ends as the command did: the
+/// same exit status, or the same signal.
+void CProcessSpawn_monitor_wait(int command, unsigned long long grace_ms);
+
 /// errno, for Swift right after a call above.
 int CProcessSpawn_errno(void);
 

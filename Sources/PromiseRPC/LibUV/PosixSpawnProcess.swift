@@ -32,8 +32,9 @@ final class PosixSpawnProcess {
     private(set) var hasExited = false
 
     /// Starts `argv[0]` (searched in the PATH of `environment`, as execvp
-    /// did under uv_spawn) with `stdio` as its fds 0, 1 and 2, in a new
-    /// session. The caller keeps `stdio` and closes them after the call.
+    /// did under uv_spawn), or `executable` with `argv` when given, with
+    /// `stdio` as its fds 0, 1 and 2, in a new session. The caller keeps
+    /// `stdio` and closes them after the call.
     ///
     /// - Parameters:
     ///   - environment: `NAME=value` entries, the child's whole environment.
@@ -44,13 +45,14 @@ final class PosixSpawnProcess {
     ///   (`ENOENT`, `EACCES`, a missing `cwd`, `EMFILE`, …).
     init(
         loop: UVLoop,
+        executable: String? = nil,
         argv: [String],
         environment: [String],
         cwd: String?,
         stdio: (Int32, Int32, Int32),
         onExit: @escaping (Int64, Int32) -> Void
     ) throws(UVError) {
-        guard let file = argv.first, !file.isEmpty else {
+        guard let file = executable ?? argv.first, !file.isEmpty else {
             throw UVError(code: UV_EINVAL.rawValue, function: "uv_spawn")
         }
         let arguments = CStringArray(argv)

@@ -76,18 +76,19 @@ final class SharedExecInput {
 extension SharedExecInput: Sendable {}
 
 extension ProcessOutcome {
-    /// How a finished command settles its child: exit 0 fulfils with stdout
-    /// (as JSON if it parses, else as text without its final newline), unless
-    /// stdout was longer than `outputLimit` (``stdoutTruncated``): then the
-    /// child is rejected with ``RemoteRejection/stdoutTooLarge(limit:)``;
-    /// anything else rejects with the exit status as `code` and the end of
-    /// stderr as `message`. JSON nested deeper than `maxDepth` is kept as
-    /// text, as a client's params would be refused.
+    /// How a finished command settles its child: stdout longer than
+    /// `outputLimit` (``stdoutTruncated``) rejects it with
+    /// ``RemoteRejection/stdoutTooLarge(limit:)`` however the command ended
+    /// (it is killed at the limit, so its status says nothing of its own);
+    /// else exit 0 fulfils with stdout (as JSON if it parses, else as text
+    /// without its final newline), and anything else rejects with the exit
+    /// status as `code` and the end of stderr as `message`. JSON nested
+    /// deeper than `maxDepth` is kept as text, as a client's params would be refused.
     func settlement(maxDepth: Int, outputLimit: Int) -> Result<JSONValue, RemoteRejection> {
+        // A cut-off stdout may still parse ("12345" cut to "123"), and a value
+        // cut short is a wrong value: the step fails, saying why.
+        if stdoutTruncated { return .failure(.stdoutTooLarge(limit: outputLimit)) }
         if exitStatus == 0 && signal == nil {
-            // A cut-off stdout may still parse ("12345" cut to "123"), and a value
-            // cut short is a wrong value: the step fails, saying why.
-            if stdoutTruncated { return .failure(.stdoutTooLarge(limit: outputLimit)) }
             if let value = try? JSONValue(parsing: stdout), value.depth <= maxDepth {
                 return .success(value)
             }
@@ -119,23 +120,23 @@ extension ProcessOutcome {
 }
 
 extension RemoteRejection {
-    /// Why a command that exited 0 fails its step all the same: its stdout,
+    /// Why a command fails its step whatever its exit status: its stdout,
     /// the step's value, was longer than `limit` bytes. `then … exec`
-    /// (`maxProcessOutputBytes`) and `promisectl run` (the same limit, read
-    /// from `info`) both reject such a step with this reason rather than
-    /// fulfil it with a value cut short.
+    /// (`maxProcessOutputBytes`; the daemon kills the command at the limit)
+    /// and `promisectl run` (the same limit, read from `info`) both reject
+    /// such a step with this reason rather than fulfil it with a value cut short.
     ///
     /// ```swift
     /// RemoteRejection.stdoutTooLarge(limit: 1_048_576).json
     /// // {"code":-32004,"message":"stdout was larger than 1048576 bytes (…)",
-    /// //  "data":{"exitStatus":0,"limit":"maxProcessOutputBytes","value":1048576}}
+    /// //  "data":{"limit":"maxProcessOutputBytes","value":1048576}}
     /// ```
     public static func stdoutTooLarge(limit: Int) -> RemoteRejection {
         RemoteRejection(
             code: RPCError.Code.limitExceeded.rawValue,
             message: "stdout was larger than \(limit) bytes (the daemon's maxProcessOutputBytes; "
                 + "promised --max-process-output-bytes sets it); write large output to a file and print its path",
-            data: ["limit": "maxProcessOutputBytes", "value": .int(limit), "exitStatus": 0])
+            data: ["limit": "maxProcessOutputBytes", "value": .int(limit)])
     }
 }
 

@@ -69,14 +69,19 @@ public struct ProcessSpec: Sendable, Hashable {
     public var env: [String: String]
     /// At most this many bytes of stdout are kept (more rejects the step); the end of stderr is kept likewise.
     public var outputLimit: Int
+    /// How long the command and what it started have between SIGTERM and
+    /// SIGKILL when it is stopped (`killGraceMilliseconds`): its monitor,
+    /// which outlives the daemon, keeps it (StepMonitor.swift).
+    public var killGraceMilliseconds: UInt64
 
     public init(argv: [String], stdin: [UInt8] = [], cwd: String? = nil,
-                env: [String: String] = [:], outputLimit: Int = 1 << 20) {
+                env: [String: String] = [:], outputLimit: Int = 1 << 20, killGraceMilliseconds: UInt64 = 2_000) {
         self.argv = argv
         self.stdin = stdin
         self.cwd = cwd
         self.env = env
         self.outputLimit = outputLimit
+        self.killGraceMilliseconds = killGraceMilliseconds
     }
 }
 

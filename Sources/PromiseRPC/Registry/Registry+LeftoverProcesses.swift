@@ -19,9 +19,12 @@ extension Registry {
 
     /// At start-up, for a pending child whose command was running when the
     /// daemon died: stops its process group (TERM and CONT now, KILL after
-    /// `killGraceMilliseconds`) if its leader is still the process recorded,
-    /// and returns the child's rejection. A process that has ended or a pid
-    /// now used by another process is not signalled.
+    /// `killGraceMilliseconds` and ``StepMonitor/backstopMilliseconds``) if
+    /// its leader is still the process recorded, and returns the child's
+    /// rejection. The leader is the command's monitor (StepMonitor.swift),
+    /// which passes the TERM on to all the command started and kills them
+    /// after its grace. A process that has ended or a pid now used by
+    /// another process is not signalled.
     func stopLeftoverCommand(of stored: StoredPromise) -> RemoteRejection {
         let argv = JSONValue.array((stored.exec ?? []).map(JSONValue.string))
         guard let pid = stored.execPid, let startTime = stored.execStartTime else {
@@ -34,7 +37,7 @@ extension Registry {
         }
         group.signalIfSame(SIGCONT, in: system)
         // Checked again before KILL: the group may have ended and its number been given again.
-        _ = services.schedule(afterMilliseconds: limits.killGraceMilliseconds) {
+        _ = services.schedule(afterMilliseconds: limits.killGraceMilliseconds + StepMonitor.backstopMilliseconds) {
             group.signalIfSame(SIGKILL, in: system)
         }
         logger.info("Stopped a command left running by the previous daemon", metadata: [

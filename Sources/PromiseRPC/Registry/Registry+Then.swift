@@ -158,6 +158,7 @@ extension Registry {
         settling result: Promise<JSONValue>
     ) {
         var spec = job.spec
+        spec.killGraceMilliseconds = limits.killGraceMilliseconds
         spec.stdin = inputLine(input, parentState: parentState, parent: parent, job: job)
         spec.env = ["PROMISE_ID": parent.id, "PROMISE_CHILD_ID": childID, "PROMISE_STATE": parentState]
             .merging(job.spec.env) { _, chosen in chosen }

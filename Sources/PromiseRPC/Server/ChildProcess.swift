@@ -4,6 +4,14 @@ import Glibc
 /// stdout kept up to a limit, the end of its stderr kept up to the same
 /// limit. Loop-thread only.
 ///
+/// Where the daemon's executable can be one (``StepMonitor``), the process
+/// started is the command's monitor, which starts the command, kills what it
+/// leaves behind, and ends as it did; else the command itself.
+///
+/// A command whose stdout passes the limit is killed there (with all it
+/// started): its step is rejected whatever it does next, and a command that
+/// never ends (`yes`) must not run for ever.
+///
 /// `onExit` runs once, after the process has exited and both output pipes
 /// reached their end, or ``outputGraceMilliseconds`` after the exit if a
 /// background grandchild still holds them open (the outcome must not wait
@@ -12,8 +20,11 @@ final class ChildProcess: RunningProcess {
     /// How long output may still arrive after the process exited.
     static let outputGraceMilliseconds: UInt64 = 250
 
+    /// The monitor's pid, else the command's: either leads the process group signalled.
     let pid: Int32
     var processID: Int32? { pid }
+    /// Whether `pid` is the command's monitor.
+    private let monitored: Bool
     private let process: StartedProcess
     private let stdin: UVPipe
     private let stdout: UVPipe
@@ -62,11 +73,12 @@ final class ChildProcess: RunningProcess {
         stdout = pipes[1]
         stderr = pipes[2]
         var exited: ((Int64, Int32) -> Void)?
+        monitored = starter == .posixSpawn && StepMonitor.isAvailable
         do {
             switch starter {
             case .posixSpawn:
                 process = .posixSpawn(try Self.posixSpawn(
-                    loop: loop, spec: spec, environment: environment, pipes: pipes,
+                    loop: loop, spec: spec, monitored: monitored, environment: environment, pipes: pipes,
                     onExit: { status, signal in exited?(status, signal) }))
             case .uvSpawn:
                 process = .uvSpawn(try UVProcess.spawn(
@@ -92,6 +104,7 @@ final class ChildProcess: RunningProcess {
     private static func posixSpawn(
         loop: UVLoop,
         spec: ProcessSpec,
+        monitored: Bool,
         environment: [String],
         pipes: [UVPipe],
         onExit: @escaping (Int64, Int32) -> Void
@@ -113,31 +126,42 @@ final class ChildProcess: RunningProcess {
                 throw UVError(code: error.code, function: "uv_spawn")
             }
         }
+        let stdio = (childEnds[0], childEnds[1], childEnds[2])
+        guard monitored else {
+            return try PosixSpawnProcess(
+                loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd, stdio: stdio, onExit: onExit)
+        }
         return try PosixSpawnProcess(
-            loop: loop, argv: spec.argv, environment: environment, cwd: spec.cwd,
-            stdio: (childEnds[0], childEnds[1], childEnds[2]), onExit: onExit)
+            loop: loop, executable: StepMonitor.executable,
+            argv: StepMonitor.arguments(for: spec.argv, graceMilliseconds: spec.killGraceMilliseconds),
+            environment: environment, cwd: spec.cwd, stdio: stdio, onExit: onExit)
     }
 
     /// SIGTERM to the process group now, SIGKILL to the group after
     /// `graceMilliseconds`. The SIGKILL is sent even if the leader has gone
-    /// by then, since grandchildren may remain in its group.
+    /// by then, since grandchildren may remain in its group. A monitor
+    /// passes the SIGTERM on to all its command started and kills them after
+    /// the grace itself; its own SIGKILL comes ``StepMonitor/backstopMilliseconds``
+    /// later, only for a monitor that has not ended by then.
     func terminate(graceMilliseconds: UInt64) {
         guard onExit != nil else { return }
         let pid = self.pid
         _ = Glibc.kill(-pid, SIGTERM)
         guard let timer = try? UVTimer(loop: loop) else {
-            _ = Glibc.kill(-pid, SIGKILL)
+            forceKill()
             return
         }
-        timer.start(afterMilliseconds: graceMilliseconds) { [timer] in
+        let kill = monitored ? graceMilliseconds + StepMonitor.backstopMilliseconds : graceMilliseconds
+        timer.start(afterMilliseconds: kill) { [timer] in
             _ = Glibc.kill(-pid, SIGKILL)
             timer.close()
         }
     }
 
-    /// Immediate SIGKILL to the group, for a daemon that is stopping.
+    /// Kills the command and all it started at once: SIGUSR1 to its monitor,
+    /// which does it and then ends; without a monitor, SIGKILL to the group.
     func forceKill() {
-        _ = Glibc.kill(-pid, SIGKILL)
+        _ = Glibc.kill(monitored ? pid : -pid, monitored ? SIGUSR1 : SIGKILL)
     }
 
     private func feedStdin(_ bytes: [UInt8]) {
@@ -168,8 +192,11 @@ final class ChildProcess: RunningProcess {
         onOutput?(.stdout, bytes)
         let room = limit - stdoutBytes.count
         if bytes.count > room {
-            stdoutTruncated = true
             if room > 0 { stdoutBytes.append(contentsOf: bytes.prefix(room)) }
+            if !stdoutTruncated {
+                stdoutTruncated = true
+                if exit == nil { forceKill() }
+            }
         } else {
             stdoutBytes.append(contentsOf: bytes)
         }
