@@ -6,6 +6,15 @@ extension E2ERawConnection {
     /// when the answer does not come within `timeout` or a member failed.
     @discardableResult
     func batch(_ calls: [(method: String, params: JSONValue)], timeout: Duration = .seconds(120)) throws -> [JSONValue] {
+        try batchAnswers(calls, timeout: timeout).map { answer in
+            guard let result = answer["result"] else { throw E2EHarnessError("a batch member failed: \(answer)") }
+            return result
+        }
+    }
+
+    /// Sends `calls` as one batch line and returns its answer's members as
+    /// they came (results and errors); throws when none comes within `timeout`.
+    func batchAnswers(_ calls: [(method: String, params: JSONValue)], timeout: Duration = .seconds(120)) throws -> [JSONValue] {
         let members = calls.enumerated().map { index, call -> JSONValue in
             ["jsonrpc": "2.0", "id": .int(index), "method": .string(call.method), "params": call.params]
         }
@@ -15,10 +24,7 @@ extension E2ERawConnection {
         guard let answer = try readMessage(timeout: timeout), case .array(let answers) = answer else {
             throw E2EHarnessError("no batch answer within \(timeout)")
         }
-        return try answers.map { answer in
-            guard let result = answer["result"] else { throw E2EHarnessError("a batch member failed: \(answer)") }
-            return result
-        }
+        return answers
     }
 
     /// Calls `method` alone and returns its result; throws on an error or no answer within `timeout`.

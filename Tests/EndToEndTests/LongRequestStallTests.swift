@@ -40,6 +40,33 @@ struct LongRequestStallTests {
         }
     }
 
+    @Test("one batch line of 1,000 list calls over 20,000 promises makes no more records than its answer holds")
+    func batchOfListsOverManyPromises() throws {
+        // A bound of 8 MB rather than 64: the work it allows is what a debug build on a loaded machine does in seconds.
+        try E2EDaemon.with(extraArguments: ["--max-batch-answer-bytes", "8000000"]) { daemon in
+            let connection = try E2ERawConnection(path: daemon.socketPath)
+            for start in stride(from: 0, to: 20_000, by: 1_000) {
+                try connection.batch((start..<(start + 1_000)).map { ("create", ["id": .string("p/\($0)")]) })
+            }
+            let pinger = try E2EPinger(socketPath: daemon.socketPath)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let answers = try connection.batchAnswers(Array(repeating: ("list", ["limit": 10_000]), count: 1_000))
+            let took = clock.now - start
+            let figures = try pinger.stop()
+            print("a batch of 1,000 lists over 20,000 promises: \(took); pinger: \(figures)")
+            #expect(answers.count == 1_000)
+            let pages = answers.compactMap { $0["result"]?["promises"]?.arrayValue }
+            #expect(pages.first?.count == 10_000)
+            // 8 MB hold a few pages of 10,000 records; the members past them are left out, each
+            // having made a record at most: a batch makes what its answer holds, not 1,000 pages.
+            let records = pages.map(\.count).reduce(0, +)
+            #expect(records < 60_000, "\(records) records in \(pages.count) pages")
+            #expect(answers.filter { $0["error"]?["data"]?["limit"] == "maxBatchAnswerBytes" }.count > 900)
+            #expect(figures.worst < Self.pingBound, "\(figures)")
+        }
+    }
+
     @Test("cancelPrefix over 100,000 then children of one parent cancels them all without holding others")
     func cancelPrefixOverManyChildren() throws {
         try E2EDaemon.with { daemon in

@@ -31,6 +31,31 @@ struct AnswerBoundsTests {
         }
     }
 
+    @Test("list pages in a batch are cut to the room left in its answer and end with a cursor, so a batch of lists makes no more records than its answer holds")
+    func listPagesFitTheBatchAnswer() throws {
+        var limits = DaemonLimits()
+        limits.maxBatchAnswerBytes = 100_000
+        let harness = RPCHarness(limits: limits)
+        let peer = harness.connect()
+        for start in stride(from: 0, to: 2_000, by: 500) {
+            harness.sendBatch((start..<(start + 500)).map { ("create", ["id": .string("p\($0)")]) }, from: peer)
+        }
+        // A whole page of 1,000 records takes more than the batch's 100,000 bytes.
+        let answers = try harness.batchAnswers(Array(repeating: ("list", ["limit": 1_000]), count: 1_000), from: peer)
+        #expect(answers.count == 1_000)
+        let first = try #require(answers.first?["result"])
+        let records = try #require(first["promises"]?.arrayValue)
+        #expect(records.count > 100 && records.count < 1_000, "\(records.count) records")
+        #expect(first["cursor"]?.stringValue != nil)
+        // The next page, asked for with that cursor, starts where this one ended.
+        let next = harness.call("list", ["limit": 1, "cursor": first["cursor"] ?? .null], from: peer)
+        #expect(next["promises"]?.arrayValue?.first?["id"] == .string("p\(records.count)"))
+        // What the others could still hold: a record or none each, most of them left out.
+        let listed = answers.dropFirst().compactMap { $0["result"]?["promises"]?.arrayValue?.count }.reduce(0, +)
+        #expect(listed <= 10)
+        #expect(answers.dropFirst().filter { $0["error"]?["data"]?["limit"] == "maxBatchAnswerBytes" }.count >= 990)
+    }
+
     @Test("a change whose answer is left out of a full batch was still carried out")
     func changeLeftOutOfTheAnswerIsDone() throws {
         var limits = DaemonLimits()

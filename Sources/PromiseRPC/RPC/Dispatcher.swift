@@ -123,7 +123,9 @@ public final class Dispatcher: RPCHandler {
             // The call is made only for the methods that keep it: making and
             // destroying it (its answer channel's references) for every
             // create and resolve cost about 230 instructions a pair.
-            let reply = try route(method, params, lentID: lentID, connectionID: peer.connectionID) {
+            let reply = try route(
+                method, params, lentID: lentID, connectionID: peer.connectionID, room: answers.remainingBytes
+            ) {
                 RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
             }
             // Consumed, not copied into a tuple with the id: that retained
@@ -193,7 +195,7 @@ public final class Dispatcher: RPCHandler {
     /// the method's string with each name in turn cost a comparison per
     /// method listed before it.
     private func route(
-        _ method: RequestedMethod, _ params: RPCParams, lentID: LentPromiseID?, connectionID: UInt64,
+        _ method: RequestedMethod, _ params: RPCParams, lentID: LentPromiseID?, connectionID: UInt64, room: Int?,
         call: () -> RegistryCall
     ) throws -> Reply? {
         guard case .known(let known) = method else {
@@ -209,7 +211,7 @@ public final class Dispatcher: RPCHandler {
         case .cancel: .record(try registry.cancel(params))
         case .cancelPrefix: .value(try registry.cancelPrefix(params))
         case .get: .record(try registry.get(params))
-        case .list: .value(try registry.list(params))
+        case .list: .value(try registry.list(params, maxBytes: room))
         case .wait: try registry.wait(params, call()).map(Reply.record)
         case .subscribe: .value(try registry.subscribe(params, call()))
         case .unsubscribe: .value(try registry.unsubscribe(params, call()))

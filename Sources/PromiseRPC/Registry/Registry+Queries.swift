@@ -29,7 +29,7 @@ extension Registry {
     /// compared byte for byte. With `parent`, only that promise's `then`
     /// children are looked at: the ones past `maxRecordChildren`, which its
     /// record leaves out, are read this way.
-    func list(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func list(_ params: RPCParams, maxBytes: Int? = nil) throws(RPCError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
         let prefix = try params.string("prefix")
         let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
@@ -45,13 +45,13 @@ extension Registry {
             // Children are listed by their place among the parent's children.
             let children = try entry(parentID).childIDs
             let start = try Self.listPosition(cursor).map { min($0, children.count) + 1 } ?? 0
-            return listPage(count: children.count, from: start, limit: limit, filter: filter) { index in
+            return listPage(count: children.count, from: start, limit: limit, maxBytes: maxBytes, filter: filter) { index in
                 (self.entries[children[index]], index)
             }
         }
         // Everything else by creation order: the cursor is a sequence number.
         let start = try Self.listPosition(cursor).map(firstIndex(after:)) ?? 0
-        return listPage(count: order.count, from: start, limit: limit, filter: filter) { index in
+        return listPage(count: order.count, from: start, limit: limit, maxBytes: maxBytes, filter: filter) { index in
             (self.order[index], self.order[index].sequence)
         }
     }
@@ -68,10 +68,17 @@ extension Registry {
     /// One `list` page over candidates `start..<count`: `candidate(index)`
     /// gives the promise there (nil once dropped) and the position a cursor
     /// names it by; the next page starts after the cursor's position.
+    ///
+    /// A page holds at most `maxValueBytes` of records, and at most
+    /// `maxBytes` when given (the room left in a batch's answer), but always
+    /// one record when there is one: a batch of a thousand `list` calls
+    /// makes at most its answer's bound of records, not a thousand full pages.
     private func listPage(
-        count: Int, from start: Int, limit: Int, filter: (RemotePromise) -> Bool,
+        count: Int, from start: Int, limit: Int, maxBytes: Int?, filter: (RemotePromise) -> Bool,
         candidate: (Int) -> (RemotePromise?, Int)
     ) -> JSONValue {
+        // What the answer adds around the page: its envelope, the cursor.
+        let bound = min(limits.maxValueBytes, maxBytes.map { $0 - 128 } ?? .max)
         var page: [JSONValue] = []
         var pageBytes = 0
         var next: JSONValue = .null
@@ -88,8 +95,8 @@ extension Registry {
             var made: JSONValue?
             if page.count < limit {
                 let record = record(entry)
-                bytes = record.serializedByteCount(upTo: limits.maxValueBytes - pageBytes + 1) + 1
-                if page.isEmpty || pageBytes + bytes <= limits.maxValueBytes { made = record }
+                bytes = record.serializedByteCount(upTo: max(0, bound - pageBytes) + 1) + 1
+                if page.isEmpty || pageBytes + bytes <= bound { made = record }
             }
             guard let made else {
                 next = .string(String(position - 1))
