@@ -17,7 +17,7 @@ struct RegistrySharedInputValuesTests {
 
     /// A registry restored from `store`, each row read back from its JSON
     /// document as the SQLite store reads it.
-    private func restart(from store: MemoryPromiseStore, retainMilliseconds: UInt64? = nil,
+    private func restart(from store: MemoryPromiseStore, retainMilliseconds: Int64? = nil,
                          now: (() -> Int64)? = nil) throws -> RPCHarness {
         var contents = try store.load()
         contents.promises = try contents.promises.map { try StoredPromise(json: $0.json) }

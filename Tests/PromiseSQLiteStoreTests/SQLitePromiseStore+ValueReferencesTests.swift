@@ -20,10 +20,14 @@ struct SQLitePromiseStoreValueReferencesTests {
             let referring = StoredPromise(id: "refs", sequence: 3, kind: "allSettled", inputIDs: ["big", "x"],
                                           created: 3, settled: 3, state: "fulfilled",
                                           value: [nil, ["id": "x", "state": "cancelled"]], valueOfInputs: [0, nil])
-            let store = try SQLitePromiseStore(directory: directory)
-            try store.commit(StoreBatch(upserts: [input, full, referring]))
-            #expect(try store.load().promises == [input, full, referring])
-            let documentBytes = try DatabaseQueue(path: store.path).read { db in
+            let path: String
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(upserts: [input, full, referring]))
+                #expect(try store.load().promises == [input, full, referring])
+                path = store.path
+            }
+            let documentBytes = try DatabaseQueue(path: path).read { db in
                 try Int.fetchOne(db, sql: "SELECT length(doc) FROM promises WHERE id = 'refs'")
             }
             #expect(try #require(documentBytes) < 300)
