@@ -161,6 +161,7 @@ extension Registry {
         // Its observer may not have run yet (it hops onto the loop): act on it now.
         didSettle(entry)
         if entry.sharesParentValue, let parentID = entry.parentID { entries[parentID]?.addDependents(-1) }
+        if entry.sharesInputValues { holdInputs(of: entry, by: -1) }
         if !logBook.isEmpty { dropLog(entry) }
         entries[entry.id] = nil
         entry.isRemoved = true

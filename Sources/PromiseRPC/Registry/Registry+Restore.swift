@@ -102,6 +102,7 @@ extension Registry {
     ) -> (RemotePromise, RemoteRejection?) {
         guard stored.isPending else {
             if stored.valueOfParent { return rebuildSharingParentValue(stored) }
+            if stored.valueOfInputs != nil { return rebuildSharingInputValues(stored) }
             let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
                                  parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
                                  restoring: stored)
@@ -188,7 +189,7 @@ extension Registry {
     }
 
     /// The fields a stored promise carries that ``register`` does not set.
-    private func fill(_ entry: RemotePromise, from stored: StoredPromise) {
+    func fill(_ entry: RemotePromise, from stored: StoredPromise) {
         entry.policy = stored.policy
         entry.stopOnFailure = stored.stopOnFailure
         entry.progressMessage = stored.progressMessage
@@ -223,7 +224,7 @@ extension Registry {
         }
     }
 
-    private func kind(of stored: StoredPromise) -> RemotePromise.Kind {
+    func kind(of stored: StoredPromise) -> RemotePromise.Kind {
         switch stored.kind {
         case "then": .then(on: stored.on ?? "fulfilled", exec: stored.exec != nil)
         case "all", "any", "race", "allSettled": .combinator(stored.kind)

@@ -440,7 +440,8 @@ public final class Registry {
         for id in ids {
             guard let entry = entries[id] else { continue }
             if entry.parentID != nil { shareParentValue(entry) }
-            promises.append(entry.stored(now: now))
+            let references = entry.isCombinator ? shareInputValues(entry) : nil
+            promises.append(entry.stored(now: now, references: references))
         }
         return promises
     }
@@ -569,7 +570,7 @@ public final class Registry {
         entry.timeoutTimer = nil
         entry.compact()
         countDependencies(of: entry, by: -1)
-        if entry.parentID != nil { shareParentValue(entry) }
+        if entry.parentID != nil { shareParentValue(entry) } else if entry.isCombinator { shareInputValues(entry) }
         if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
         if !logBook.isEmpty { logSettled(entry) }
         if logsDebug { logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"]) }

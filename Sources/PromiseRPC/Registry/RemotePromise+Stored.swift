@@ -3,8 +3,10 @@ import Promise
 extension RemotePromise {
     /// What a store keeps of this promise: how it was made, so that links
     /// and combinators can be re-armed, and where it stands now. `now`
-    /// stamps `settled` when the registry has not yet seen the settlement.
-    func stored(now: Int64) -> StoredPromise {
+    /// stamps `settled` when the registry has not yet seen the settlement;
+    /// `references`, those of a combinator that shares its inputs' values
+    /// (``sharesInputValues``), stand for the value, but for what they leave out.
+    func stored(now: Int64, references: InputValueReferences? = nil) -> StoredPromise {
         // Built in one initializer call from the one reading of `result`:
         // filled in afterwards, the record was copied and destroyed once
         // more, and `state` read the core promise's result again (together
@@ -20,6 +22,7 @@ extension RemotePromise {
         var reason: JSONValue?
         switch result {
         case .success where sharesParentValue: break
+        case .success(let fulfilled)? where references != nil: value = references?.remainder(of: fulfilled)
         case .success(let fulfilled)?: value = fulfilled
         case .failure(let error)?: reason = self.reason(for: error).json
         case nil: break
@@ -35,6 +38,7 @@ extension RemotePromise {
             execPid: job?.recordedProcess?.pid, execStartTime: job?.recordedProcess?.startTime,
             pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
             queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil,
-            started: job?.launched, exitStatus: job?.exitStatus)
+            started: job?.launched, exitStatus: job?.exitStatus,
+            valueOfInputs: references?.sources)
     }
 }

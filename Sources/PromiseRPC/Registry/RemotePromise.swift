@@ -86,6 +86,14 @@ final class RemotePromise: PromiseIdentified {
         return true
     }
 
+    /// An `all`, `any`, `race` or `allSettled`, told by its code alone
+    /// (every snapshot asks).
+    var isCombinator: Bool { kindCode >= Self.firstCombinatorCode }
+
+    /// The code of the first combinator in ``Kind/all``, after `created`
+    /// and the six `then` kinds: a constant, not looked up in the list.
+    static let firstCombinatorCode: UInt8 = 7
+
     /// When it settled, in milliseconds since 1970.
     var settled: Int64? {
         get { settledAt == .min ? nil : settledAt }
@@ -120,6 +128,10 @@ final class RemotePromise: PromiseIdentified {
     /// its parent's (``StoredPromise/valueOfParent``), and counts among the
     /// parent's ``dependents`` for as long as it is held.
     var sharesParentValue: Bool { get { flags[.sharesParentValue] } set { flags[.sharesParentValue] = newValue } }
+    /// A fulfilled combinator stored with references to its inputs' values
+    /// (``StoredPromise/valueOfInputs``): it counts once among the
+    /// ``dependents`` of each input it names, for as long as it is held.
+    var sharesInputValues: Bool { get { flags[.sharesInputValues] } set { flags[.sharesInputValues] = newValue } }
     /// A value that is not its parent's, however the parent settles: a
     /// request fulfilled it (a `then` child resolved by a client while its
     /// parent was pending), or it was stored with a value of its own. Such a
@@ -143,6 +155,7 @@ final class RemotePromise: PromiseIdentified {
         static let hasOwnValue = Flags(rawValue: 1 << 3)
         static let observesProgress = Flags(rawValue: 1 << 4)
         static let hasNoValueText = Flags(rawValue: 1 << 5)
+        static let sharesInputValues = Flags(rawValue: 1 << 6)
 
         subscript(flag: Flags) -> Bool {
             get { contains(flag) }

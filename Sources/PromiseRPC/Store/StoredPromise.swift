@@ -31,8 +31,15 @@ public struct StoredPromise: Sendable, Hashable {
     public var settled: Int64?
     /// `pending`, `fulfilled`, `rejected` or `cancelled`.
     public var state: String
-    /// The value of a fulfilled promise, unless ``valueOfParent``.
+    /// The value of a fulfilled promise, unless ``valueOfParent`` or
+    /// ``valueOfInputs`` (then only what the references leave out, if anything).
     public var value: JSONValue?
+    /// A fulfilled combinator whose value is made of its inputs' values:
+    /// where each part comes from (``InputValueReferences/sources``), the
+    /// rest in ``value``. Stored once, with the inputs, and shared with them
+    /// again when restored (60 `all`s over one 200 KB value named 80 times
+    /// wrote 977 MB).
+    public var valueOfInputs: [Int?]?
     /// A fulfilled `then` child that has its parent's value: stored once,
     /// with the parent, and shared with it again when restored (1,000 `then`
     /// children of a 1 MB value wrote 1.9 GB, and held 986 MB after a restart).
@@ -78,7 +85,8 @@ public struct StoredPromise: Sendable, Hashable {
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
         execPid: Int32? = nil, execStartTime: UInt64? = nil,
-        pool: String? = nil, queueTicket: Int? = nil, started: Int64? = nil, exitStatus: Int32? = nil
+        pool: String? = nil, queueTicket: Int? = nil, started: Int64? = nil, exitStatus: Int32? = nil,
+        valueOfInputs: [Int?]? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -110,6 +118,7 @@ public struct StoredPromise: Sendable, Hashable {
         self.queueTicket = queueTicket
         self.started = started
         self.exitStatus = exitStatus
+        self.valueOfInputs = valueOfInputs
     }
 
     public var isPending: Bool { state == "pending" }
@@ -173,6 +182,7 @@ extension StoredPromise {
         object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         object.value("value", ifPresent: value)
+        object.value("valueOfInputs", ifPresent: valueOfInputs.map { .array($0.map { $0.map(JSONValue.int) ?? .null }) })
         object.flag("valueOfParent", valueOfParent)
     }
 
@@ -213,7 +223,8 @@ extension StoredPromise {
             pool: try reader.optional("pool", \.stringValue),
             queueTicket: try reader.optional("queueTicket", \.intValue),
             started: try reader.optional("started", \.intValue).map(Int64.init),
-            exitStatus: try reader.optional("exitStatus", \.intValue).flatMap { Int32(exactly: $0) })
+            exitStatus: try reader.optional("exitStatus", \.intValue).flatMap { Int32(exactly: $0) },
+            valueOfInputs: try reader.optional("valueOfInputs", Reader.indexes))
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }
@@ -239,6 +250,23 @@ extension StoredPromise {
             guard let array = json.arrayValue else { return nil }
             let strings = array.compactMap(\.stringValue)
             return strings.count == array.count ? strings : nil
+        }
+
+        /// Input indexes or nulls.
+        static func indexes(_ json: JSONValue) -> [Int?]? {
+            guard let array = json.arrayValue else { return nil }
+            var indexes: [Int?] = []
+            indexes.reserveCapacity(array.count)
+            for element in array {
+                if element.isNull {
+                    indexes.append(nil)
+                } else if case .int(let index) = element, index >= 0 {
+                    indexes.append(index)
+                } else {
+                    return nil
+                }
+            }
+            return indexes
         }
 
         static func stringMap(_ json: JSONValue) -> [String: String]? {
