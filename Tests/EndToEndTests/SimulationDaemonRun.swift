@@ -146,6 +146,12 @@ struct SimulationDaemonRun {
         var probeSamples = 0
         var longestProbe: Duration = .zero
         var largestRSSKiB = 0
+        /// Steps with hostile traffic beside them, the connections it flooded and the progress it sent.
+        var hostileSteps = 0
+        var connectionsFlooded = 0
+        var progressSentToSilentReaders = 0
+        /// Links of the longest combinator chain the run made.
+        var longestCombinatorChain = 0
         var failures: [String] = []
     }
 
@@ -296,6 +302,22 @@ struct SimulationDaemonRun {
             model.verifyRestart(records: sweep(), before: before)
         }
 
+        /// A flood of connections and subscribers that never read, beside
+        /// the step just made: the probe's bound holds meanwhile, the
+        /// writer is answered throughout, and memory stays under the cap.
+        func hostileTraffic() {
+            let line = model.driverTopic(client: sweeper)
+            sockets[sweeper].send(line.bytes)
+            awaitAnswers(line, sent: .now)
+            guard !model.hasFailed, let topic = line.requests.first?.creates else { return }
+            let traffic = SimulationHostileTraffic(socketPath: daemon.socketPath, topic: topic)
+            let outcome = traffic.run(for: .milliseconds(model.random.int(200...800)), silentReaders: model.random.int(5...40))
+            summary.hostileSteps += 1
+            summary.connectionsFlooded += outcome.connectionsFlooded
+            summary.progressSentToSilentReaders += outcome.progressSent
+            if let problem = outcome.problem { model.fail("beside hostile traffic: \(problem)") }
+        }
+
         connectAll()
         while summary.steps < options.steps && !model.hasFailed {
             let step = model.nextStep()
@@ -328,6 +350,9 @@ struct SimulationDaemonRun {
                 }
                 restart(clean: false, before: nil)
             }
+            if !model.hasFailed, model.random.percent(options.hostileTrafficPercent) {
+                hostileTraffic()
+            }
             if !model.hasFailed, let check = model.spotCheck(client: sweeper) {
                 sockets[sweeper].send(check.bytes)
                 awaitAnswers(check, sent: .now)
@@ -339,6 +364,7 @@ struct SimulationDaemonRun {
             }
         }
         if !model.hasFailed { _ = sweep() }
+        summary.longestCombinatorChain = model.longestCombinatorChain
         let probed = probe.stop()
         closeBeforeStop()
         summary.probeSamples = probed.samples

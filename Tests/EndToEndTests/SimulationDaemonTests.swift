@@ -44,4 +44,30 @@ struct SimulationDaemonTests {
         print("SimulationDaemon: \(summaries.count) seeds × \(steps) steps in \(ContinuousClock.now - started), \(failures.count) failed")
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
     }
+
+    @Test("hostile shapes over the socket (combinator chains thousands long, repeated fan-ins, heavy read batches, connection floods, subscribers that never read), with restarts, keep every acknowledged change and no answer stalls")
+    func hostileShapesAgainstTheDaemon() async {
+        let seeds = SimulationOptions.seeds(base: Self.baseSeed ^ 0x37, count: 1)
+        let steps = SimulationOptions.steps(60)
+        let summaries = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: seeds.map { seed in
+                    SimulationDaemonRun(options: SimulationOptions(seed: seed, steps: steps, profile: .hostile)).run()
+                })
+            }
+            thread.stackSize = 16 << 20
+            thread.start()
+        }
+        for summary in summaries {
+            print("SimulationDaemon (hostile) seed \(summary.seed): \(summary.failures.isEmpty ? "ok" : "FAILED"), "
+                + "\(summary.steps) steps, longest combinator chain \(summary.longestCombinatorChain), "
+                + "\(summary.hostileSteps) steps with hostile traffic (\(summary.connectionsFlooded) connections flooded, "
+                + "\(summary.progressSentToSilentReaders) progress messages to silent readers), "
+                + "\(summary.cleanRestarts) clean and \(summary.crashRestarts) kill -9 restarts, longest answer "
+                + "\(summary.longestAnswer), longest probe \(summary.longestProbe), largest RSS \(summary.largestRSSKiB) KiB")
+        }
+        let failures = summaries.flatMap(\.failures)
+        #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
+        #expect(summaries.allSatisfy { $0.hostileSteps > 0 } || steps < 20)
+    }
 }

@@ -58,7 +58,9 @@ enum SimulationStep {
 /// The generator makes only valid requests, from several clients: creates
 /// (named, with timeouts, leased), settles, cancels, progress, `then`
 /// children and chains of hundreds, combinators over random and duplicated
-/// inputs, `any` chains that wrap reasons, large values, waits,
+/// inputs, `any` chains that wrap reasons, combinator chains thousands
+/// long, fan-ins over one id repeated thousands of times, batches of heavy
+/// reads, large values, waits,
 /// subscriptions, lists, `forget`, clients closing, time passing, and clean
 /// and crash restarts. The model keeps, per id, what delivered answers
 /// showed: a settlement seen once is acknowledged and must never change; a
@@ -113,6 +115,17 @@ final class SimulationModel {
     private(set) var order: [String] = []
     /// Ids whose acknowledged value is large (tens of KB).
     private var largeFulfilled: [String] = []
+    /// A long chain of combinators that a later line may grow.
+    private struct LongChain {
+        let root: String
+        var tail: String
+        var length: Int
+    }
+
+    /// The chains of ``combinatorChain(client:)`` still growing, at most three.
+    private var longChains: [LongChain] = []
+    /// The most links any one of them reached, for the run's report.
+    private(set) var longestCombinatorChain = 0
     /// Ids some combinator takes as an input.
     private var combinatorInputs: Set<[UInt8]> = []
     /// Unicode ids whose canonically equivalent twin (decomposed) has not been made yet.
@@ -212,6 +225,14 @@ final class SimulationModel {
     }
 
     private func makeLine(client: Int) -> SimulationLine {
+        let heavy = random.int(0..<100)
+        if heavy < options.combinatorChainPercent { return register(combinatorChain(client: client), client: client) }
+        if heavy < options.combinatorChainPercent + options.repeatedFanInPercent, let line = repeatedFanIn(client: client) {
+            return register(line, client: client)
+        }
+        if heavy < options.combinatorChainPercent + options.repeatedFanInPercent + options.heavyReadPercent {
+            return register(heavyReads(client: client), client: client)
+        }
         switch random.int(0..<100) {
         case 0..<4: return register(thenChain(client: client), client: client)
         case 4..<7: return register(anyChain(client: client), client: client)
@@ -523,6 +544,101 @@ final class SimulationModel {
                                         settlesWith: ["state": "rejected", "reason": Self.normalized(reason, origin: headID)]))
         }
         return SimulationLine(client: client, requests: requests, isBatch: true)
+    }
+
+    /// One batch line that grows a long chain of combinators, each over the
+    /// link before: from a new root (sometimes with a timeout or a lease),
+    /// or on the end of a chain an earlier line made. Sometimes it ends by
+    /// settling or cancelling the root, or cancelling the last link: either
+    /// walks the whole chain, as a restart that restores it does.
+    private func combinatorChain(client: Int) -> SimulationLine {
+        var requests: [SimulationRequest] = []
+        let index = longChains.isEmpty || !random.percent(75) ? nil : random.int(0..<longChains.count)
+        var chain: LongChain
+        if let index, longChains[index].length < options.maxCombinatorChainLength {
+            chain = longChains[index]
+        } else {
+            let head = create(client: client)
+            requests.append(head)
+            chain = LongChain(root: head.creates ?? "", tail: head.creates ?? "", length: 0)
+        }
+        let kinds = ["all", "any", "race", "allSettled"]
+        let kind = random.pick(kinds)
+        let links = min(random.int(1...options.maxCombinatorChainLinks), options.maxCombinatorChainLength - chain.length)
+        for _ in 0..<links {
+            let link = freshID()
+            let method = random.percent(85) ? kind : random.pick(kinds)
+            let below = knownEntry(chain.tail)
+            combinatorInputs.insert(Self.key(chain.tail))
+            learn(link, Known(kind: method, inputs: [chain.tail], createdAt: now(), bound: (below?.bound ?? 256) + 160,
+                              nesting: (below?.nesting ?? 0) + 1, big: below?.big ?? false))
+            requests.append(makeRequest(method, ["id": .string(link), "ids": [.string(chain.tail)]], names: [chain.tail],
+                                        creates: link))
+            chain.tail = link
+            chain.length += 1
+        }
+        switch random.int(0..<10) {
+        case 0..<3:
+            let value = smallValue()
+            requests.append(makeRequest("resolve", ["id": .string(chain.root), "value": value], names: [chain.root],
+                                        settlesWith: ["state": "fulfilled", "value": value]))
+        case 3:
+            let reason = reason()
+            requests.append(makeRequest("reject", ["id": .string(chain.root), "reason": reason], names: [chain.root],
+                                        settlesWith: ["state": "rejected", "reason": Self.normalized(reason, origin: chain.root)]))
+        case 4:
+            requests.append(makeRequest("cancel", ["id": .string(chain.root)], names: [chain.root]))
+        case 5:
+            requests.append(makeRequest("cancel", ["id": .string(chain.tail)], names: [chain.tail]))
+        default:
+            break
+        }
+        longestCombinatorChain = max(longestCombinatorChain, chain.length)
+        if let index, longChains[index].root == chain.root {
+            longChains[index] = chain
+        } else {
+            longChains.append(chain)
+            if longChains.count > 3 { longChains.removeFirst() }
+        }
+        return SimulationLine(client: client, requests: requests, isBatch: true)
+    }
+
+    /// One line: an `all` over one id repeated thousands of times (as many
+    /// as a request line holds), cancelled in the same batch most times.
+    private func repeatedFanIn(client: Int) -> SimulationLine? {
+        guard let input = existingID() else { return nil }
+        let perID = JSONValue.string(input).serialized().count + 1
+        let count = min(random.int(2_000...40_000), (DaemonLimits().maxLineBytes - 4_096) / perID)
+        let ids = Array(repeating: input, count: count)
+        let id = freshID()
+        let below = knownEntry(input)
+        combinatorInputs.insert(Self.key(input))
+        learn(id, Known(kind: "all", inputs: ids, createdAt: now(),
+                        bound: min(options.maxValueBytes, count * ((below?.bound ?? 256) + 1)) + 256,
+                        nesting: below?.nesting ?? 0, big: below?.big ?? false))
+        var requests = [makeRequest("all", ["id": .string(id), "ids": .array(ids.map(JSONValue.string))], names: [input],
+                                    creates: id)]
+        if random.percent(60) { requests.append(makeRequest("cancel", ["id": .string(id)], names: [id])) }
+        return SimulationLine(client: client, requests: requests, isBatch: requests.count > 1)
+    }
+
+    /// One batch of many `list` reads of thousands of records each: the
+    /// batch's answer is bounded, and the members past the bound are left out.
+    private func heavyReads(client: Int) -> SimulationLine {
+        let requests = (0..<random.int(20...300)).map { _ in
+            makeRequest("list", ["limit": .int(random.int(1_000...10_000))], names: [])
+        }
+        return SimulationLine(client: client, requests: requests, isBatch: true)
+    }
+
+    /// A line that creates a new id for the driver's own traffic beside the
+    /// steps (the daemon variant's silent subscribers and the progress they
+    /// do not read), so that the model knows every promise there is.
+    func driverTopic(client: Int) -> SimulationLine {
+        let id = freshID()
+        learn(id, Known(kind: "created", createdAt: now(), bound: 256, nesting: 0, big: false))
+        let request = makeRequest("create", ["id": .string(id)], names: [], creates: id)
+        return register(SimulationLine(client: client, requests: [request], isBatch: false), client: client)
     }
 
     // MARK: Checking

@@ -53,11 +53,23 @@ enum KnownDefect: String, CaseIterable, Sendable {
     case valueCopiedPerChild = "value-copied-per-child"
 }
 
+/// Which shapes the generator favours.
+enum SimulationProfile: String, Sendable {
+    /// Every kind of request, a few of the heavy shapes among them.
+    case mixed
+    /// Mostly the shapes that once stopped the daemon or held every client:
+    /// combinator chains thousands long (with timeouts and restarts), fan-ins
+    /// over one id repeated thousands of times, batches of heavy reads and,
+    /// in the daemon variant, connection floods and subscribers that never read.
+    case hostile
+}
+
 /// What one simulation run does; everything a person may change to replay
 /// or extend a run comes from the environment:
 ///
 /// - `SIMULATION_SEED=<n|0xhex>`: run that seed alone (replay a failure);
 /// - `SIMULATION_SEEDS=<n>`: how many seeds (from the CI base seed, or from `SIMULATION_SEED`);
+/// - `SIMULATION_PROFILE=<mixed|hostile>`: the mix of shapes (``SimulationProfile``);
 /// - `SIMULATION_STEPS=<n>`: steps per seed;
 /// - `SIMULATION_INCLUDE=<defect,…|all>`: stop avoiding these known defects (``KnownDefect``).
 struct SimulationOptions: Sendable {
@@ -106,10 +118,31 @@ struct SimulationOptions: Sendable {
     /// Longest `then` chain made by one step, and longest `any` chain.
     var maxChainLength = 300
     var maxAnyChainLength = 200
+    /// The mix of shapes the generator makes (`SIMULATION_PROFILE`).
+    var profile: SimulationProfile = .mixed
+    /// Percent of lines that grow a long chain of `all`, `any`, `race` and
+    /// `allSettled`, each over the one before, by up to
+    /// ``maxCombinatorChainLinks`` links a line, until it is
+    /// ``maxCombinatorChainLength`` long: settling or cancelling either end
+    /// walks the whole chain, and so does a restart that restores it.
+    var combinatorChainPercent: Int { profile == .hostile ? 30 : 2 }
+    var maxCombinatorChainLinks = 990
+    var maxCombinatorChainLength: Int { profile == .hostile ? 12_000 : 3_000 }
+    /// Percent of lines that are an `all` over one id repeated thousands of
+    /// times (a fan-in), often cancelled in the same line.
+    var repeatedFanInPercent: Int { profile == .hostile ? 10 : 1 }
+    /// Percent of lines that are one batch of many `list` reads of up to 10,000 records.
+    var heavyReadPercent: Int { profile == .hostile ? 10 : 1 }
+    /// Percent of steps (daemon variant) that add hostile traffic beside the
+    /// step: a flood of connections opened and closed, and subscribers that
+    /// never read while large progress messages go out.
+    var hostileTrafficPercent: Int { profile == .hostile ? 25 : 2 }
 
-    init(seed: UInt64, steps: Int) {
+    init(seed: UInt64, steps: Int, profile: SimulationProfile? = nil) {
         self.seed = seed
         self.steps = steps
+        self.profile = profile ?? Self.environment["SIMULATION_PROFILE"].flatMap(SimulationProfile.init(rawValue:)) ?? .mixed
+        if self.profile == .hostile { maxPromises = 60_000 }
         // Every fourth seed runs with retention, so that collection meets restarts.
         if seed % 4 == 1 { retainMilliseconds = 2_000 }
         if let text = Self.environment["SIMULATION_AVOID"] {
@@ -150,7 +183,7 @@ struct SimulationOptions: Sendable {
     /// The switches as a person would set them to replay this run.
     var replay: String {
         let included = Set(KnownDefect.allCases).subtracting(avoiding).map(\.rawValue).sorted()
-        return "SIMULATION_SEED=\(seed) SIMULATION_STEPS=\(steps)"
+        return "SIMULATION_SEED=\(seed) SIMULATION_STEPS=\(steps) SIMULATION_PROFILE=\(profile.rawValue)"
             + (included.isEmpty ? "" : " SIMULATION_INCLUDE=\(included.joined(separator: ","))")
     }
 }

@@ -19,6 +19,8 @@ struct SimulationRun {
         var largestStoreBytes = 0
         var elapsed: Duration = .zero
         var longestStep: Duration = .zero
+        /// Links of the longest combinator chain the run made.
+        var longestCombinatorChain = 0
         var failures: [String] = []
     }
 
@@ -188,6 +190,7 @@ struct SimulationRun {
         }
         if !model.hasFailed { _ = sweep(daemon) }
         summary.promisesAtEnd = daemon.registry.count
+        summary.longestCombinatorChain = model.longestCombinatorChain
         daemon.crash()
         summary.failures = model.failures
         summary.elapsed = ContinuousClock.now - began

@@ -58,14 +58,43 @@ struct SimulationTests {
         #expect(runs[0].promisesAtEnd == runs[1].promisesAtEnd)
     }
 
+    @Test("hostile shapes (combinator chains thousands long with timeouts, fan-ins over one id repeated thousands of times, batches of heavy reads), with clean and crash restarts, keep every acknowledged change within the stall bound")
+    func hostileShapesKeepEveryAcknowledgedChange() async {
+        let seeds = SimulationOptions.seeds(base: Self.hostileBaseSeed, count: Self.hostileSeeds)
+        let steps = SimulationOptions.steps(Self.hostileSteps)
+        // A thread's usual 8 MiB of stack: a walk that recursed once per link would overflow it.
+        let summaries = await Self.onOwnThread(stackSize: 8 << 20) {
+            seeds.map { SimulationRun(options: SimulationOptions(seed: $0, steps: steps, profile: .hostile)).run() }
+        }
+        for summary in summaries {
+            print("Simulation (hostile) seed \(summary.seed): \(summary.failures.isEmpty ? "ok" : "FAILED"), "
+                + "\(summary.steps) steps, \(summary.requests) requests, longest combinator chain "
+                + "\(summary.longestCombinatorChain), \(summary.cleanRestarts) clean and \(summary.crashRestarts) crash "
+                + "restarts, longest step \(summary.longestStep), in \(summary.elapsed)")
+        }
+        let failures = summaries.flatMap(\.failures)
+        #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
+        if steps >= Self.hostileSteps {
+            #expect(summaries.map(\.longestCombinatorChain).max() ?? 0 >= 6_000)
+        }
+    }
+
+    /// The hostile profile's CI seeds: enough steps for a chain past the
+    /// ~6,000 links that once overflowed the stack.
+    static let hostileBaseSeed: UInt64 = 0x5113_0037
+    static let hostileSeeds = 2
+    static let hostileSteps = 60
+
     static func run(_ seeds: [UInt64], steps: Int) -> [SimulationRun.Summary] {
         seeds.map { seed in SimulationRun(options: SimulationOptions(seed: seed, steps: steps)).run() }
     }
 
-    static func onOwnThread(_ body: @escaping @Sendable () -> [SimulationRun.Summary]) async -> [SimulationRun.Summary] {
+    static func onOwnThread(
+        stackSize: Int = 16 << 20, _ body: @escaping @Sendable () -> [SimulationRun.Summary]
+    ) async -> [SimulationRun.Summary] {
         await withCheckedContinuation { continuation in
             let thread = Thread { continuation.resume(returning: body()) }
-            thread.stackSize = 16 << 20
+            thread.stackSize = stackSize
             thread.start()
         }
     }
