@@ -78,7 +78,7 @@ test-debug:
 # means a real race.
 test-tsan:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread \
+	PROMISE_TESTS_UNDER_TSAN=1 TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread \
 		--scratch-path $(TSAN_SCRATCH) --filter 'PromiseTests|PromiseRPCTests'
 
 # Release-built benchmarks; writes bench/results.json and bench/results.md.

@@ -226,6 +226,15 @@ enum E2E {
         return state != "Z" && state != "X"
     }
 
+    /// The parent of `pid` (the fourth field of /proc/PID/stat), nil once it is gone.
+    static func parentPID(of pid: pid_t) -> pid_t? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? pid_t(fields[1]) : nil
+    }
+
     /// Reads a pid a command wrote to `path`, waiting for it to appear.
     static func pid(fromFile path: String, timeout: Duration = .seconds(10)) -> pid_t? {
         var pid: pid_t?

@@ -175,6 +175,8 @@ struct ReconnectTests {
                 Issue.record("the command did not start")
                 return
             }
+            // The record's pid is the step's monitor's, the command's parent.
+            let monitor = E2E.parentPID(of: pid)
             // Its pid and start time are stored in the commit after the one that marked it started.
             Thread.sleep(forTimeInterval: 1)
             client.close()
@@ -186,7 +188,7 @@ struct ReconnectTests {
             let child = try daemon.record("c")
             #expect(child?.state == .rejected)
             #expect(child?.reasonMessage?.hasPrefix("stopped at restart") == true, "\(String(describing: child?.json))")
-            #expect(child?.reason?["data"]?["pid"] == .int(Int(pid)))
+            #expect(monitor != nil && child?.reason?["data"]?["pid"] == monitor.map { .int(Int($0)) })
             #expect(E2E.lines(ofFile: command.runs) == ["ran"])
         }
     }

@@ -553,7 +553,8 @@ final class SimulationModel {
     /// walks the whole chain, as a restart that restores it does.
     private func combinatorChain(client: Int) -> SimulationLine {
         var requests: [SimulationRequest] = []
-        let index = longChains.isEmpty || !random.percent(75) ? nil : random.int(0..<longChains.count)
+        let index = longChains.isEmpty || !random.percent(options.profile == .hostile ? 95 : 75)
+            ? nil : random.int(0..<longChains.count)
         var chain: LongChain
         if let index, longChains[index].length < options.maxCombinatorChainLength {
             chain = longChains[index]
@@ -562,7 +563,7 @@ final class SimulationModel {
             requests.append(head)
             chain = LongChain(root: head.creates ?? "", tail: head.creates ?? "", length: 0)
         }
-        let kinds = ["all", "any", "race", "allSettled"]
+        let kinds = options.avoiding.contains(.longTurns) ? ["all", "race", "allSettled"] : ["all", "any", "race", "allSettled"]
         let kind = random.pick(kinds)
         let links = min(random.int(1...options.maxCombinatorChainLinks), options.maxCombinatorChainLength - chain.length)
         for _ in 0..<links {
@@ -608,7 +609,8 @@ final class SimulationModel {
     private func repeatedFanIn(client: Int) -> SimulationLine? {
         guard let input = existingID() else { return nil }
         let perID = JSONValue.string(input).serialized().count + 1
-        let count = min(random.int(2_000...40_000), (DaemonLimits().maxLineBytes - 4_096) / perID)
+        let most = options.avoiding.contains(.longTurns) ? 2_000 : 40_000
+        let count = min(random.int(most / 20...most), (DaemonLimits().maxLineBytes - 4_096) / perID)
         let ids = Array(repeating: input, count: count)
         let id = freshID()
         let below = knownEntry(input)
@@ -625,8 +627,9 @@ final class SimulationModel {
     /// One batch of many `list` reads of thousands of records each: the
     /// batch's answer is bounded, and the members past the bound are left out.
     private func heavyReads(client: Int) -> SimulationLine {
-        let requests = (0..<random.int(20...300)).map { _ in
-            makeRequest("list", ["limit": .int(random.int(1_000...10_000))], names: [])
+        let short = options.avoiding.contains(.longTurns)
+        let requests = (0..<random.int(short ? 5...20 : 20...300)).map { _ in
+            makeRequest("list", ["limit": .int(short ? random.int(100...1_000) : random.int(1_000...10_000))], names: [])
         }
         return SimulationLine(client: client, requests: requests, isBatch: true)
     }
