@@ -116,6 +116,9 @@ struct RegistryLifecycleTests {
         InvalidParams("list", ["limit": 0], "limit"),
         InvalidParams("list", ["cursor": "zzz"], "cursor"),
         InvalidParams("list", ["prefix": 1], "prefix"),
+        InvalidParams("forget", ["prefix": "a", "cursor": "zzz"], "cursor"),
+        InvalidParams("forget", ["prefix": "a", "cursor": "-1"], "cursor"),
+        InvalidParams("forget", ["prefix": ""], "prefix"),
     ]
 
     @Test("params of the wrong type get -32602 naming the param", arguments: invalidParamsCases)

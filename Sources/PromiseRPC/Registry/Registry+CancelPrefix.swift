@@ -40,13 +40,7 @@ extension Registry {
         guard !prefix.isEmpty else {
             throw RPCParams.invalid("prefix", "\"prefix\" must not be empty: it would cancel every pending promise")
         }
-        var start = 0
-        if let cursor = try params.string("cursor") {
-            guard let last = Int(cursor), last >= 0 else {
-                throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier cancelPrefix")
-            }
-            start = firstIndex(after: last)
-        }
+        let start = try prefixScanStart(params, method: "cancelPrefix")
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.cancelPrefixScanAllowance)
         let end = overflow ? order.count : min(order.count, scanEnd)
         // Found first, cancelled after: a cancel may add to nothing here, but
@@ -66,5 +60,15 @@ extension Registry {
         })
         let cursor: JSONValue = end < order.count ? .string(String(order[end - 1].sequence)) : .null
         return ["cancelled": .int(cancelled), "cursor": cursor]
+    }
+
+    /// Where a prefix scan (`cancelPrefix`, `forget` with `prefix`) starts in
+    /// `order`: after the sequence number its `cursor` names, else at the start.
+    func prefixScanStart(_ params: RPCParams, method: String) throws(RPCError) -> Int {
+        guard let cursor = try params.string("cursor") else { return 0 }
+        guard let last = Int(cursor), last >= 0 else {
+            throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier \(method)")
+        }
+        return firstIndex(after: last)
     }
 }

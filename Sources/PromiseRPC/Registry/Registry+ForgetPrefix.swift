@@ -26,13 +26,7 @@ extension Registry {
         guard !prefix.isEmpty else {
             throw RPCParams.invalid("prefix", "\"prefix\" must not be empty: it would forget every settled promise")
         }
-        var start = 0
-        if let cursor = try params.string("cursor") {
-            guard let last = Int(cursor), last >= 0 else {
-                throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier forget")
-            }
-            start = firstIndex(after: last)
-        }
+        let start = try prefixScanStart(params, method: "forget")
         var matched: [RemotePromise] = []
         var end = start
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.forgetPrefixScanAllowance)
