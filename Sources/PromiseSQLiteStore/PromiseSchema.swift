@@ -77,6 +77,17 @@ enum PromiseSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v6") { db in
+            // Pool limits set at run time (StoredPoolLimit), one row a pool;
+            // `startSlots` is NULL for a pool made at run time.
+            try db.execute(sql: """
+                CREATE TABLE pool_limits (
+                    pool TEXT PRIMARY KEY NOT NULL,
+                    slots INTEGER NOT NULL,
+                    startSlots INTEGER
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -29,6 +29,7 @@ struct SQLiteBatchWriter {
     private let delete: SQLiteStatement
     private let upsert: SQLiteStatement
     private let raiseCounter: SQLiteStatement
+    private let setPoolLimit: SQLiteStatement
     private let deleteLog: SQLiteStatement
     private let upsertLog: SQLiteStatement
 
@@ -77,6 +78,8 @@ struct SQLiteBatchWriter {
             INSERT INTO counters (name, value) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)
             """).sqliteStatement
+        setPoolLimit = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO pool_limits (pool, slots, startSlots) VALUES (?, ?, ?)").sqliteStatement
     }
 
     /// Deletions, then upserts, then `COMMIT`, leaving out each change that
@@ -104,6 +107,7 @@ struct SQLiteBatchWriter {
                 if complete {
                     try writeLogs(batch.logs)
                     try raiseCounters(batch.counters)
+                    try setPoolLimits(batch.poolLimits)
                     try run(commit)
                     return leftOut.sorted { $0.key < $1.key }.map(\.value)
                 }
@@ -188,6 +192,21 @@ struct SQLiteBatchWriter {
             try bindText(raiseCounter, 1, name)
             try check(sqlite3_bind_int64(raiseCounter, 2, Int64(value)))
             try run(raiseCounter)
+        }
+    }
+
+    /// Replaces each pool's stored limit, in batch order (the last one set
+    /// wins); a failure here is the store's, not a row's.
+    private func setPoolLimits(_ limits: [StoredPoolLimit]) throws {
+        for limit in limits {
+            try bindText(setPoolLimit, 1, limit.pool)
+            try check(sqlite3_bind_int64(setPoolLimit, 2, Int64(limit.limit)))
+            if let start = limit.startLimit {
+                try check(sqlite3_bind_int64(setPoolLimit, 3, Int64(start)))
+            } else {
+                try check(sqlite3_bind_null(setPoolLimit, 3))
+            }
+            try run(setPoolLimit)
         }
     }
 

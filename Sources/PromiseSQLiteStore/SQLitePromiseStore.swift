@@ -144,9 +144,16 @@ public final class SQLitePromiseStore: PromiseStore {
                     counters[Self.text(row[0])] = row[1]
                 }
                 let logs = try Self.logs(of: loaded, db)
+                let poolLimits = try Row.fetchAll(db, sql: "SELECT pool, slots, startSlots FROM pool_limits ORDER BY pool")
+                    .compactMap { row -> StoredPoolLimit? in
+                        // A row whose slots are not a number is skipped: the pool keeps its start limit.
+                        guard let limit = Int.fromDatabaseValue(row[1]) else { return nil }
+                        return StoredPoolLimit(pool: Self.text(row[0]), limit: limit,
+                                               startLimit: Int.fromDatabaseValue(row[2]))
+                    }
                 return StoreContents(promises: promises, quarantined: quarantined.map { row in
                     QuarantinedPromise(id: Self.text(row[0]), sequence: row[1], reason: row[2], time: row[3])
-                }, counters: counters, logs: logs)
+                }, counters: counters, logs: logs, poolLimits: poolLimits)
             }
         } catch {
             throw PromiseStoreError("cannot read the promise store \(path): \(Self.reason(error))")

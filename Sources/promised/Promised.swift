@@ -32,7 +32,8 @@ struct Promised: ParsableCommand {
 
             Commands run by `then … exec` take a slot of a pool while they run: the \
             default pool has --max-running-processes slots, --pool NAME=N makes more \
-            pools (promisectl pool NAME N changes a limit until the daemon stops). A \
+            pools. promisectl pool NAME N changes a limit, kept across restarts \
+            unless the daemon is started with another limit for that pool. A \
             step with no free slot waits its turn (first come first served); at most \
             --max-queued wait over all pools.
 

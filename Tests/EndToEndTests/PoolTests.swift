@@ -158,6 +158,22 @@ struct PoolTests {
         #expect(Self.lines(log).dropFirst(1) == ["start-2", "end-2", "start-3", "end-3"])
     }
 
+    @Test("a limit set with promisectl pool survives a kill -9 and a clean restart; a new --pool flag for it wins")
+    func poolLimitSurvivesRestart() throws {
+        let daemon = try E2EDurableDaemon.started(extraArguments: ["--pool", "cc=2"])
+        defer { daemon.remove() }
+        #expect(try daemon.ctl(["pool", "cc", "1"]).status == 0)
+        #expect(try daemon.ctl(["pool", "gpu", "3"]).status == 0)
+        try daemon.restart()
+        #expect(try daemon.ctl(["pools"]).stdout == "NAME LIMIT RUNNING QUEUED\ncc 1 0 0\ndefault 256 0 0\ngpu 3 0 0\n")
+        #expect(daemon.terminate() == 0)
+        try daemon.start()
+        #expect(try daemon.ctl(["pools"]).stdout == "NAME LIMIT RUNNING QUEUED\ncc 1 0 0\ndefault 256 0 0\ngpu 3 0 0\n")
+        try daemon.restart(extraArguments: ["--pool", "cc=4"])
+        let pools = try daemon.ctl(["pools"])
+        #expect(pools.stdout.contains("cc 4 0 0\n"), "\(pools)")
+    }
+
     @Test("with --max-running-processes 2, 21 steps all run (none is refused as too many running processes)")
     func noRefusal() throws {
         try E2EDaemon.with(extraArguments: ["--max-running-processes", "2"]) { daemon in

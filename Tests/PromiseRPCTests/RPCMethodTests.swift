@@ -31,14 +31,14 @@ struct RPCMethodTests {
         }
     }
 
-    @Test("the methods refused while the store cannot write are those that change promises")
+    @Test("the methods refused while the store cannot write are those that change what it keeps")
     func changingMethods() {
         let changing: Set<String> = [
             "create", "resolve", "reject", "cancel", "then", "progress", "all", "any", "race", "allSettled", "forget",
-            "lease", "cancelPrefix", "log",
+            "lease", "cancelPrefix", "log", "pool.set",
         ]
         for method in RPCMethod.allCases {
-            #expect(method.changesPromises == changing.contains(method.rawValue), "\(method)")
+            #expect(method.changesStoredState == changing.contains(method.rawValue), "\(method)")
         }
     }
 

@@ -308,7 +308,7 @@ struct RegistryPoolTests {
         #expect(store["late"]?.execStarted == true)
     }
 
-    @Test("a step restored in a pool the restarted daemon lacks gets that pool again, with the default pool's limit")
+    @Test("a step restored in a pool a store written before pool limits were kept lacks gets that pool again, with the default pool's limit")
     func restartRemakesRuntimePool() throws {
         let store = MemoryPromiseStore()
         let first = RPCHarness(store: store)
@@ -318,11 +318,90 @@ struct RegistryPoolTests {
         first.call("resolve", ["id": "a"], from: peer)
         #expect(started(first).isEmpty)
 
-        let second = RPCHarness(limits: limits(default: 3), store: store)
-        second.registry.restore(try store.load())
+        var contents = try store.load()
+        #expect(contents.poolLimits == [StoredPoolLimit(pool: "adhoc", limit: 0, startLimit: nil)])
+        contents.poolLimits = []
+        let second = RPCHarness(limits: limits(default: 3), store: MemoryPromiseStore(contents.promises))
+        second.registry.restore(contents)
         second.settleStore()
         #expect(started(second) == ["s1"])
         #expect(pool("adhoc", second, second.connect())["limit"] == 3)
+    }
+
+    @Test("limits set with pool.set survive a restart: of a started pool, of one made at run time, of default")
+    func poolSetSurvivesRestart() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        let peer = first.connect()
+        first.call("pool.set", ["pool": "cc", "limit": 1], from: peer)
+        first.call("pool.set", ["pool": "adhoc", "limit": 2], from: peer)
+        first.call("pool.set", ["pool": "default", "limit": 5], from: peer)
+        first.call("pool.set", ["pool": "cc", "limit": 1], from: peer)
+        first.settleStore()
+        #expect(try store.load().poolLimits == [
+            StoredPoolLimit(pool: "adhoc", limit: 2, startLimit: nil),
+            StoredPoolLimit(pool: "cc", limit: 1, startLimit: 4),
+            StoredPoolLimit(pool: "default", limit: 5, startLimit: 256),
+        ])
+
+        let second = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        second.registry.restore(try store.load())
+        second.settleStore()
+        let reader = second.connect()
+        #expect(pool("cc", second, reader)["limit"] == 1)
+        #expect(pool("adhoc", second, reader)["limit"] == 2)
+        #expect(pool("default", second, reader)["limit"] == 5)
+        steps(["s1", "s2"], pool: "cc", harness: second, peer: reader)
+        second.call("resolve", ["id": "a"], from: reader)
+        #expect(started(second) == ["s1"])
+        #expect(second.record("s2", from: reader)["queued"] == true)
+    }
+
+    @Test("a daemon started with another limit for a pool than pool.set was stored under keeps the new start limit, and so do later restarts")
+    func newStartLimitBeatsStoredPoolSet() throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        first.call("pool.set", ["pool": "cc", "limit": 1], from: first.connect())
+        first.settleStore()
+
+        let second = RPCHarness(limits: limits(pools: ["cc": 8]), store: store)
+        second.registry.restore(try store.load())
+        second.settleStore()
+        #expect(pool("cc", second, second.connect())["limit"] == 8)
+        #expect(try store.load().poolLimits == [StoredPoolLimit(pool: "cc", limit: 8, startLimit: 8)])
+
+        // Back to the first options: the run-time 1 is not brought back, it was overruled.
+        let third = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        third.registry.restore(try store.load())
+        third.settleStore()
+        #expect(pool("cc", third, third.connect())["limit"] == 4)
+    }
+
+    @Test("stored pool limits that are not valid are skipped: the pool keeps its start limit")
+    func invalidStoredPoolLimitsAreSkipped() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        harness.registry.restore(StoreContents(poolLimits: [
+            StoredPoolLimit(pool: "cc", limit: -1, startLimit: 4),
+            StoredPoolLimit(pool: "bad name", limit: 1, startLimit: nil),
+            StoredPoolLimit(pool: "big", limit: 70_000, startLimit: nil),
+        ]))
+        harness.settleStore()
+        let reader = harness.connect()
+        #expect(pool("cc", harness, reader)["limit"] == 4)
+        #expect(harness.call("info", from: reader)["pools"]?.objectValue?.keys.sorted() == ["cc", "default"])
+    }
+
+    @Test("pool.set is refused while the store cannot write, and changes no limit")
+    func poolSetRefusedWhileStoreFails() throws {
+        let store = MemoryPromiseStore()
+        let harness = RPCHarness(limits: limits(pools: ["cc": 4]), store: store)
+        let peer = harness.connect()
+        store.failCommits = PromiseStoreError("disk full")
+        #expect(harness.errorCode("create", ["id": "x"], from: peer) == -32603)
+        #expect(harness.errorCode("pool.set", ["pool": "cc", "limit": 1], from: peer) == -32603)
+        store.failCommits = nil
+        #expect(pool("cc", harness, peer)["limit"] == 4)
     }
 
     @Test("a stored promise without pool or queueTicket (written before pools) loads into the default pool")

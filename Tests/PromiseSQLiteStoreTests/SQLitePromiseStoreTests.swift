@@ -70,6 +70,45 @@ struct SQLitePromiseStoreTests {
         }
     }
 
+    @Test("pool limits: the last one set for a pool is kept, in a batch and across commits and a reopening")
+    func poolLimitsLastOneWins() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(poolLimits: [
+                    StoredPoolLimit(pool: "cc", limit: 4, startLimit: 4),
+                    StoredPoolLimit(pool: "gpu", limit: 2, startLimit: nil),
+                    StoredPoolLimit(pool: "cc", limit: 1, startLimit: 4),
+                ]))
+                #expect(try store.load().poolLimits == [
+                    StoredPoolLimit(pool: "cc", limit: 1, startLimit: 4),
+                    StoredPoolLimit(pool: "gpu", limit: 2, startLimit: nil),
+                ])
+            }
+            let reopened = try SQLitePromiseStore(directory: directory)
+            try reopened.commit(StoreBatch(poolLimits: [StoredPoolLimit(pool: "gpu", limit: 0, startLimit: nil)]))
+            #expect(try reopened.load().poolLimits == [
+                StoredPoolLimit(pool: "cc", limit: 1, startLimit: 4),
+                StoredPoolLimit(pool: "gpu", limit: 0, startLimit: nil),
+            ])
+        }
+    }
+
+    @Test("a stored pool limit that is not a number is skipped at load, the others load")
+    func unreadablePoolLimitIsSkipped() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let store = try SQLitePromiseStore(directory: directory)
+                try store.commit(StoreBatch(poolLimits: [StoredPoolLimit(pool: "cc", limit: 3, startLimit: nil)]))
+            }
+            try DatabaseQueue(path: directory + "/promises.sqlite3").write { db in
+                try db.execute(sql: "INSERT INTO pool_limits (pool, slots, startSlots) VALUES ('bad', 'many', NULL)")
+            }
+            let reopened = try SQLitePromiseStore(directory: directory)
+            #expect(try reopened.load().poolLimits == [StoredPoolLimit(pool: "cc", limit: 3, startLimit: nil)])
+        }
+    }
+
     @Test("load returns promises in ascending sequence, whatever the commit order")
     func loadsInSequenceOrder() throws {
         try withTemporaryDirectory { directory in

@@ -201,7 +201,7 @@ public final class Dispatcher: RPCHandler {
         guard case .known(let known) = method else {
             throw RPCError(.methodNotFound, "method \"\(method.name)\" not found", data: ["method": .string(method.name)])
         }
-        if let journal = registry.journal, let failure = journal.failure, known.changesPromises {
+        if let journal = registry.journal, let failure = journal.failure, known.changesStoredState {
             throw Self.storeError(failure, journal.store)
         }
         return switch known {

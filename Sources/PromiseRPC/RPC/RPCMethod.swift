@@ -44,13 +44,14 @@ enum RPCMethod: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Whether the method changes promises: refused while the store cannot write.
-    var changesPromises: Bool {
+    /// Whether the method changes what the store keeps (promises, logs,
+    /// pool limits): refused while the store cannot write.
+    var changesStoredState: Bool {
         switch self {
         case .create, .resolve, .reject, .cancel, .then, .progress, .all, .any, .race, .allSettled, .forget,
-             .lease, .cancelPrefix, .log:
+             .lease, .cancelPrefix, .log, .poolSet:
             true
-        case .get, .list, .wait, .subscribe, .unsubscribe, .info, .logs, .poolSet, .poolAcquire, .poolRelease:
+        case .get, .list, .wait, .subscribe, .unsubscribe, .info, .logs, .poolAcquire, .poolRelease:
             false
         }
     }

@@ -100,6 +100,43 @@ extension Registry {
         }
     }
 
+    /// Brings back the pool limits set at run time, before the steps that
+    /// queue in them. A pool whose start limit (`--pool`,
+    /// `--max-running-processes`) differs from the one it was set under
+    /// keeps the new start limit, the later decision, and that is stored in
+    /// its place. A stored row that no longer makes a valid pool is skipped
+    /// and logged.
+    func restorePoolLimits(_ stored: [StoredPoolLimit]) {
+        for entry in stored {
+            guard ExecPools.isValidName(entry.pool), (0...ExecPools.maxLimit).contains(entry.limit) else {
+                logger.error("A stored pool limit is not valid: the pool keeps its start limit",
+                             metadata: ["pool": "\(entry.pool)", "pool.limit": "\(entry.limit)"])
+                continue
+            }
+            let start = startLimit(of: entry.pool)
+            guard entry.startLimit == start else {
+                logger.info("The daemon was started with another limit for a pool set at run time: it keeps the start limit",
+                            metadata: ["pool": "\(entry.pool)", "pool.limit": "\(start.map(String.init) ?? "none")",
+                                       "pool.setLimit": "\(entry.limit)"])
+                if let start {
+                    journal?.write(poolLimit: StoredPoolLimit(pool: entry.pool, limit: start, startLimit: start))
+                }
+                continue
+            }
+            if pools[entry.pool] == nil && pools.byName.count >= limits.maxPools {
+                logger.error("A stored pool is past maxPools: not made again",
+                             metadata: ["pool": "\(entry.pool)", "limit": "\(limits.maxPools)"])
+                continue
+            }
+            pools.pool(entry.pool, makingWithLimit: entry.limit).limit = entry.limit
+        }
+    }
+
+    /// The limit the daemon was started with for pool `name`, nil for one it was not started with.
+    private func startLimit(of name: String) -> Int? {
+        name == ExecPools.defaultName ? limits.maxRunningProcesses : limits.pools[name]
+    }
+
     /// Holds every pool while a restart rebuilds the registry: with the
     /// `.inline` executor a restored step's parent hands it its value as it
     /// is rebuilt, before the steps queued ahead of it are back.
@@ -162,6 +199,8 @@ extension Registry {
         let pool = pools.pool(name, makingWithLimit: limit)
         let previous = pool.limit
         pool.limit = limit
+        // Its answer waits for this write: an acknowledged limit survives a restart.
+        journal?.write(poolLimit: StoredPoolLimit(pool: name, limit: limit, startLimit: startLimit(of: name)))
         logger.info(made ? "Pool made" : "Pool limit set",
                     metadata: ["pool": "\(name)", "pool.limit": "\(limit)", "pool.previous": "\(made ? "none" : "\(previous)")"])
         pumpPool(pool)

@@ -48,6 +48,7 @@ extension Registry {
         // Past every number handed out before, those of promises since removed included.
         nextSequence = max(nextSequence, contents.counters[Self.nextSequenceCounter] ?? 0)
         nextGeneratedID = max(nextGeneratedID, contents.counters[Self.nextGeneratedIDCounter] ?? 1)
+        restorePoolLimits(contents.poolLimits)
         for promise in contents.promises.sorted(by: { $0.sequence < $1.sequence }) {
             guard entries[promise.id] == nil else { continue }
             let (entry, rejection) = rebuild(promise, now: now, quarantine: quarantine)

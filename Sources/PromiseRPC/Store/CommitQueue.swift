@@ -113,5 +113,6 @@ extension StoreBatch {
         deletions += later.deletions
         upserts += later.upserts
         logs += later.logs
+        poolLimits += later.poolLimits
     }
 }

@@ -86,6 +86,7 @@ public final class GroupCommit {
     @exclusivity(unchecked) private var cutScheduled = false
     /// Step logs given to ``write(logs:)`` since the last cut.
     @exclusivity(unchecked) private var pendingLogs: [StoredStepLog] = []
+    @exclusivity(unchecked) private var pendingPoolLimits: [StoredPoolLimit] = []
     @exclusivity(unchecked) private var held: [HeldMessage] = []
     @exclusivity(unchecked) private var heldStart = 0
     /// Every id touched or removed, in order, from the touch numbered
@@ -156,6 +157,13 @@ public final class GroupCommit {
         changed()
     }
 
+    /// Writes this pool limit in the next cut, with no promise changed.
+    /// Messages given from now on (the `pool.set` answer) wait for that cut.
+    func write(poolLimit: StoredPoolLimit) {
+        pendingPoolLimits.append(poolLimit)
+        changed()
+    }
+
     /// How many ids were touched or removed since start.
     private var touchCount: Int { touchLogBase + touchLog.count }
 
@@ -207,7 +215,7 @@ public final class GroupCommit {
     /// for the retry.
     private func cut() {
         cutScheduled = false
-        guard !dirty.isEmpty || !removals.isEmpty || !pendingLogs.isEmpty else { return }
+        guard !dirty.isEmpty || !removals.isEmpty || !pendingLogs.isEmpty || !pendingPoolLimits.isEmpty else { return }
         var logs = dirty.isEmpty ? pendingLogs : pendingLogs + logSnapshots(dirty)
         pendingLogs = []
         if !removals.isEmpty && !logs.isEmpty {
@@ -215,7 +223,9 @@ public final class GroupCommit {
             let removed = Set(removals.map(\.sequence))
             logs.removeAll { removed.contains($0.sequence) }
         }
-        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters(), logs: logs)
+        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters(), logs: logs,
+                             poolLimits: pendingPoolLimits)
+        pendingPoolLimits = []
         // Kept for the next turn's cut, unless a burst (a restore, a mass
         // collection) made them large enough to be worth giving back.
         let keep = dirty.capacity <= 1024

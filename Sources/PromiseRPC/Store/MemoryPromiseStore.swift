@@ -22,6 +22,7 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
     private var counters: [String: Int] = [:]
     /// Step logs by their promise's sequence.
     private var logs: [Int: StoredStepLog] = [:]
+    private var poolLimits: [String: StoredPoolLimit] = [:]
     private var failure: PromiseStoreError?
     private var refused: [String: String] = [:]
     private var commits = 0
@@ -55,7 +56,8 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
             StoreContents(promises: promises.values.sorted { $0.sequence < $1.sequence }, quarantined: quarantine,
                           counters: counters,
                           logs: logs.values.filter { promises[$0.id]?.sequence == $0.sequence }
-                              .sorted { $0.sequence < $1.sequence })
+                              .sorted { $0.sequence < $1.sequence },
+                          poolLimits: poolLimits.values.sorted { $0.pool < $1.pool })
         }
     }
 
@@ -81,6 +83,7 @@ public final class MemoryPromiseStore: PromiseStore, @unchecked Sendable {  // `
             }
             for log in batch.logs { logs[log.sequence] = log }
             counters.merge(batch.counters, uniquingKeysWith: max)
+            for limit in batch.poolLimits { poolLimits[limit.pool] = limit }
             commits += 1
             return left
         }

@@ -64,16 +64,19 @@ public struct StoreBatch: Sendable, Hashable {
     /// applied after the upserts. A deletion removes the log of the promise
     /// it deletes too.
     public var logs: [StoredStepLog]
+    /// Pool limits set at run time, each replacing the one stored for its pool.
+    public var poolLimits: [StoredPoolLimit]
 
     public init(upserts: [StoredPromise] = [], deletions: [StoreDeletion] = [], counters: [String: Int] = [:],
-                logs: [StoredStepLog] = []) {
+                logs: [StoredStepLog] = [], poolLimits: [StoredPoolLimit] = []) {
         self.upserts = upserts
         self.deletions = deletions
         self.counters = counters
         self.logs = logs
+        self.poolLimits = poolLimits
     }
 
-    public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && logs.isEmpty }
+    public var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && logs.isEmpty && poolLimits.isEmpty }
 }
 
 /// What ``PromiseStore/load()`` found: the promises to restore, and those
@@ -93,13 +96,16 @@ public struct StoreContents: Sendable, Hashable {
     public var counters: [String: Int]
     /// The step logs of ``promises`` (by sequence and id), in no set order.
     public var logs: [StoredStepLog]
+    /// The pool limits set at run time, by pool name, in no set order.
+    public var poolLimits: [StoredPoolLimit]
 
     public init(promises: [StoredPromise] = [], quarantined: [QuarantinedPromise] = [], counters: [String: Int] = [:],
-                logs: [StoredStepLog] = []) {
+                logs: [StoredStepLog] = [], poolLimits: [StoredPoolLimit] = []) {
         self.promises = promises
         self.quarantined = quarantined
         self.counters = counters
         self.logs = logs
+        self.poolLimits = poolLimits
     }
 }
 
