@@ -22,11 +22,11 @@ extension PromiseCtl {
                 runs; promisectl cancel build/src stops it", naming the pipeline's root \
                 (followed up through each record's parent, or first input).
 
-                --show-output (the default when stderr is a terminal): once the promise \
-                settles, what each `then … exec` step it waited on (itself, and those \
-                above it through parents and inputs) wrote on stderr is printed there, \
-                each line led by the step's id, so that a warning of a step that \
-                succeeded is seen.
+                --show-output (the default when stderr is a terminal): as each `then … \
+                exec` step it waits on ends (itself, and those above it through parents \
+                and inputs when the wait starts), what the step wrote on stderr is \
+                printed there, each line led by the step's id, so that a warning of a \
+                step that succeeded is seen as it comes, as make -j shows it.
 
                 Example:
                   promisectl wait build/lib --timeout 600
@@ -55,7 +55,7 @@ extension PromiseCtl {
         @Flag(help: "On SIGINT or SIGTERM, cancel the promise, then exit 130 or 143.")
         var cancelOnSignal = false
 
-        @Flag(help: "Once settled, print on stderr what the steps it waited on wrote there, each line led by its step's id (the default when stderr is a terminal).")
+        @Flag(help: "As each step it waits on ends, print on stderr what the step wrote there, each line led by its id (the default when stderr is a terminal).")
         var showOutput = false
 
         var call: Call {
@@ -91,24 +91,40 @@ extension PromiseCtl {
                     : Terminal.standardErrorIsTerminal
                         ? SignalCancellation.armNote(for: id, socketPath: SocketPath.resolve(explicit: socket)) : nil
                 defer { armed?.disarm() }
-                let record: PromiseClient.Record
+                // Asks again, on a new connection, when the daemon restarts meanwhile.
+                let connection = reconnect.reconnecting(client)
+                let showsOutput = showOutput || Terminal.standardErrorIsTerminal
+                var record: PromiseClient.Record?
+                var printedOutput = false
+                if showsOutput && !progress {
+                    switch try StepOutputWait.wait(for: id, timeout: limit.map { .milliseconds($0) }, connection: connection) {
+                    case .settled(let settled):
+                        record = settled
+                        printedOutput = true
+                    case .timedOut:
+                        Failure.report("timed out waiting for \(id)")
+                        throw ExitCode.timedOut
+                    case .unavailable:
+                        break
+                    }
+                }
                 do {
-                    if progress {
+                    if record == nil, progress {
                         var params: [String: JSONValue] = ["id": .string(id)]
                         if let limit { params["timeoutMs"] = .int(limit) }
-                        record = try PromiseClient.Record(
-                            ProgressBar.wait(for: id, params: params, connection: reconnect.reconnecting(client)))
-                    } else {
-                        // Asks again, on a new connection, when the daemon restarts meanwhile.
-                        record = try reconnect.reconnecting(client).wait(for: id, timeout: limit.map { .milliseconds($0) })
+                        record = try PromiseClient.Record(ProgressBar.wait(for: id, params: params, connection: connection))
+                    } else if record == nil {
+                        record = try connection.wait(for: id, timeout: limit.map { .milliseconds($0) })
                     }
                     armed?.disarm()
                 } catch let error as RPCError where error.code == .waitTimedOut {
                     Failure.report("timed out waiting for \(id)")
                     throw ExitCode.timedOut
                 }
-                if showOutput || Terminal.standardErrorIsTerminal {
-                    try? PrefixedLogs.print(UpstreamSteps.ids(above: id, with: client), streams: [.stderr], with: client)
+                guard let record else { preconditionFailure("every path above settles or throws") }
+                if showsOutput && !printedOutput {
+                    try? PrefixedLogs.print(UpstreamSteps.ids(above: id, with: connection.client), streams: [.stderr],
+                                            with: connection.client)
                 }
                 if json {
                     Output.line(Output.json(record.json))
