@@ -73,7 +73,7 @@ enum FastCommandLine {
                 Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
             case .wait:
                 Grammar(flags: ["json", "raw", "progress", "cancel-on-signal", "show-output"], options: ["timeout", "reconnect-timeout"])
-            case .all: Grammar(flags: ["stop-on-failure"], options: ["id", "policy"])
+            case .all: Grammar(flags: ["stop-on-failure", "replace"], options: ["id", "policy"])
             }
         }
     }
@@ -260,7 +260,7 @@ enum FastCommandLine {
         case .all:
             guard let ids = scan.positionals(0...Int.max) else { return nil }
             call = PromiseCtl.All.Call(
-                socket: socket, inputs: CombinatorInputs(ids: ids, newID: scan.option("id")),
+                socket: socket, inputs: CombinatorInputs(ids: ids, newID: scan.option("id"), replace: scan.flag("replace")),
                 policy: scan.option("policy", as: PromiseCtl.All.Policy.self).unwrap(&invalid) ?? .failFast,
                 stopOnFailure: scan.flag("stop-on-failure"))
         }

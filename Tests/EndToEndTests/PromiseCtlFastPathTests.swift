@@ -43,6 +43,7 @@ struct PromiseCtlFastPathTests {
         ["wait", "a", "--show-output"],
         ["all"],
         ["--socket", "/tmp/x.sock", "all", "a"],
+        ["all", "a", "b", "--id", "j", "--replace"],
         ["all", "a", "b", "c", "--id", "j", "--policy", "nulls"],
         ["all", "a", "--stop-on-failure", "--policy=fail-fast"],
     ]
@@ -96,7 +97,7 @@ struct PromiseCtlFastPathTests {
             ["then", "p", "--pool", "cc"], ["then", "p", "--on", "sometimes"], ["then", "p", "q"], ["then", "p", "--replace"],
             ["create", "a", "--replace", "--if-exists"], ["wait", "a", "--json", "--raw"],
             ["wait", "a", "--timeout", "inf"], ["all", "a", "--policy", "sometimes"],
-            ["all", "a", "--policy", "nulls", "--stop-on-failure"],
+            ["all", "a", "--policy", "nulls", "--stop-on-failure"], ["all", "a", "--replace"],
         ])
     func declinedLines(arguments: [String]) {
         #expect(FastCommandLine.parse(arguments) == nil)

@@ -13,20 +13,23 @@ struct PromiseCtlRerunTests {
             daemon.ctl(["create", "err3/src"] + flag),
             daemon.ctl(["then", "err3/src", "--id", "err3/a"] + flag + ["--", "echo", "a"]),
             daemon.ctl(["then", "err3/src", "--id", "err3/b"] + flag + ["--", "echo", "b"]),
+            daemon.ctl(["all", "err3/a", "err3/b", "--id", "err3/objs"] + flag),
             daemon.ctl("resolve", "err3/src", "1"),
-            daemon.ctl("wait", "err3/b"),
+            daemon.ctl("wait", "err3/objs"),
         ]
     }
 
-    @Test("running a script twice collides (exit 5); with --replace on create and then the second run makes every step anew")
+    @Test("running a script twice collides (exit 5); with --replace on create, then and all the second run makes every step anew")
     func replaceMakesTheSecondRunWork() throws {
         try E2EDaemon.with { daemon in
-            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0])
+            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0, 0])
             let again = try daemon.ctl("create", "err3/src")
             #expect(again.status == 5)
             #expect(again.stderr == "promisectl: a promise with id \"err3/src\" already exists\n")
             let second = try Self.build(daemon, replace: true)
-            #expect(second.map(\.status) == [0, 0, 0, 0, 0], "\(second)")
+            #expect(second.map(\.status) == [0, 0, 0, 0, 0, 0], "\(second)")
+            #expect(second[3].stdout == "err3/objs\n")
+            #expect(second[5].stdout == #"["a","b"]"# + "\n")
             #expect(second[1].stdout == "err3/a\n")
             #expect(try daemon.ctl("wait", "err3/a", "--raw").stdout == "a\n")
         }
@@ -50,6 +53,12 @@ struct PromiseCtlRerunTests {
             #expect(thenPending.status == 5, "\(thenPending)")
             let both = try daemon.ctl("create", "x", "--replace", "--if-exists")
             #expect(both.status == 64, "\(both)")
+            let inputReplaced = try daemon.ctl("all", "done", "--id", "done", "--replace")
+            #expect(inputReplaced.status == 64 && inputReplaced.stderr.contains("cannot replace one of its own inputs"),
+                    "\(inputReplaced)")
+            let joinPending = try daemon.ctl("all", "done", "--id", "join", "--replace")
+            #expect(joinPending.status == 5, "\(joinPending)")
+            #expect(try daemon.ctl("race", "done", "--replace").status == 64, "--replace without --id")
             let noID = try daemon.ctl("then", "done", "--replace")
             #expect(noID.status == 64 && noID.stderr.contains("--replace needs the child's --id"), "\(noID)")
         }
@@ -58,20 +67,20 @@ struct PromiseCtlRerunTests {
     @Test("forget --prefix drops the settled promises under P, prints how many, and says what it kept (exit 5)")
     func forgetPrefix() throws {
         try E2EDaemon.with { daemon in
-            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0])
+            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0, 0])
             _ = try daemon.ctl("create", "err3/later")
             _ = try daemon.ctl("create", "other/x")
             _ = try daemon.ctl("resolve", "other/x", "1")
             let kept = try daemon.ctl("forget", "--prefix", "err3/")
             #expect(kept.status == 5, "\(kept)")
-            #expect(kept.stdout == "3\n")
+            #expect(kept.stdout == "4\n")
             #expect(kept.stderr == "promisectl: kept 1 pending under err3/\n")
             #expect(try daemon.ctl("get", "other/x").status == 0, "outside the prefix")
             #expect(try daemon.ctl("get", "err3/a").status == 4)
             _ = try daemon.ctl("resolve", "err3/later", "1")
             let clean = try daemon.ctl("forget", "--prefix", "err3/")
             #expect(clean.status == 0 && clean.stdout == "1\n" && clean.stderr == "", "\(clean)")
-            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0], "the same script runs again")
+            #expect(try Self.build(daemon, replace: false).map(\.status) == [0, 0, 0, 0, 0, 0], "the same script runs again")
             #expect(try daemon.ctl("forget", "--prefix", "").status == 64)
             #expect(try daemon.ctl("forget", "a", "--prefix", "b").status == 64)
         }

@@ -14,7 +14,7 @@ extension Registry {
     static let allPolicies = ["fail-fast", "all-errors", "ignore-errors", "nulls"]
 
     /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
-    /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?` → the new record.
+    /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
     func combine(_ method: String, _ params: RPCParams) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let policy = method == "all" ? try params.choice("policy", Self.allPolicies) ?? "fail-fast" : nil
@@ -26,10 +26,14 @@ extension Registry {
         let requested = try params.optionalPromiseID("id")
         let name = try params.string("name")
         let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let replace = try replaceParam(params, ifExists: ifExists)
+        if replace, let requested, ids.contains(requested) {
+            throw RPCParams.invalid("id", "a combinator cannot replace one of its own inputs")
+        }
         var inputs: [RemotePromise] = []
         inputs.reserveCapacity(ids.count)
         for id in ids { inputs.append(try entry(id)) }
-        let (id, existing) = try claim(requested, ifExists: ifExists)
+        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
         if let existing { return record(existing) }
         try reserve()
 

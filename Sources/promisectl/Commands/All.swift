@@ -49,6 +49,7 @@ extension PromiseCtl {
             var stopOnFailure = false
 
             func validate() throws {
+                try inputs.validate()
                 if stopOnFailure && policy != .failFast {
                     throw ValidationError("--stop-on-failure needs --policy fail-fast: the others wait for every input")
                 }
