@@ -165,6 +165,11 @@ extension Registry {
         runningProcesses += 1
         job.started = true
         job.outcome = result
+        if journal != nil, StepMonitor.isAvailable, let folder = stepOutputFolder, let sequence = entries[childID]?.sequence {
+            let files = StepOutputFiles(folder: folder, sequence: sequence)
+            job.outputFiles = files
+            spec.outputFiles = files.prefix
+        }
         guard let journal else {
             launch(job, spec, settling: result, childID: childID)
             return
@@ -218,6 +223,7 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
         let slot = job.slot
+        let files = job.outputFiles
         job.launched = now()
         do {
             let sequence = entries[childID]?.sequence ?? -1
@@ -234,6 +240,7 @@ extension Registry {
                 case .success(let value): result.fulfill(value)
                 case .failure(let rejection): result.reject(rejection.at(childID))
                 }
+                self?.removeOnceStored(files, childID: childID)
             }
             // onExit may already have run, inside launch: then there is nothing to keep.
             if result.isPending {
@@ -243,6 +250,7 @@ extension Registry {
             logger.debug("Process started", metadata: metadata)
         } catch {
             execEnded(holding: slot)
+            files?.remove()
             job.sharedInput = nil
             job.exitStatus = 127
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })
