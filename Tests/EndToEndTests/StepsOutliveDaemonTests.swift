@@ -43,19 +43,24 @@ struct StepsOutliveDaemonTests {
         try E2E.record(daemon.call("wait", ["id": .string(id), "timeoutMs": 15_000]))
     }
 
+    /// Expects each step of `runs` to settle fulfilled with "done", exit status 0, its command run once.
+    private func expectDoneOnce(_ runs: [String: String], on daemon: E2EDurableDaemon) throws {
+        for (id, file) in runs.sorted(by: { $0.key < $1.key }) {
+            let record = try settled(id, on: daemon)
+            #expect(record.state == .fulfilled, "\(record.json)")
+            #expect(record.value == "done")
+            #expect(record.json["exitStatus"] == 0)
+            #expect(E2E.lines(ofFile: file) == ["ran"], "\(id) ran again")
+        }
+    }
+
     @Test("kill -9 of the daemon while 2 steps run: after a restart both are fulfilled with their output, exit 0, each run once")
     func killNineThenRestartSettlesBoth() throws {
         try E2EDurableDaemon.with { daemon in
             let runs = try startSleepySteps(["s1", "s2"], on: daemon)
             daemon.kill9()
             try daemon.start()
-            for id in ["s1", "s2"] {
-                let record = try settled(id, on: daemon)
-                #expect(record.state == .fulfilled, "\(record.json)")
-                #expect(record.value == "done")
-                #expect(record.json["exitStatus"] == 0)
-                #expect(E2E.lines(ofFile: runs[id]!) == ["ran"], "\(id) ran again")
-            }
+            try expectDoneOnce(runs, on: daemon)
             #expect(daemon.log.contains("Re-attached to a step left running by the previous daemon"), "\(daemon.logTail())")
         }
     }
@@ -69,13 +74,7 @@ struct StepsOutliveDaemonTests {
             #expect(ContinuousClock.now - stoppedAt < .seconds(1.5), "the stop waited for the steps")
             #expect(daemon.log.contains("Left a step running for the next daemon"), "\(daemon.logTail())")
             try daemon.start()
-            for id in ["s1", "s2"] {
-                let record = try settled(id, on: daemon)
-                #expect(record.state == .fulfilled, "\(record.json)")
-                #expect(record.value == "done")
-                #expect(record.json["exitStatus"] == 0)
-                #expect(E2E.lines(ofFile: runs[id]!) == ["ran"], "\(id) ran again")
-            }
+            try expectDoneOnce(runs, on: daemon)
         }
     }
 

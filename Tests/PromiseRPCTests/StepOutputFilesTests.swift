@@ -17,6 +17,14 @@ struct StepOutputFilesTests {
         #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
     }
 
+    /// Writes a step's `.out` and `.err`, and its result line naming `stdoutBytes`.
+    private func writeStep(_ files: StepOutputFiles, out: String, err: String, stdoutBytes: Int) {
+        write(out, to: files.prefix + ".out")
+        write(err, to: files.prefix + ".err")
+        write("promised-step-result 1 status=0 signal=0 stdout=\(stdoutBytes) truncated=0 stderr=\(err.utf8.count)\n",
+              to: files.prefix + ".result")
+    }
+
     @Test("a result line gives the exit status, the signal, the stdout kept, whether it passed the limit, and the stderr total")
     func resultLineParses() {
         let exited = StepResultLine(parsing: "promised-step-result 1 status=3 signal=0 stdout=5 truncated=0 stderr=12\n")
@@ -75,9 +83,7 @@ struct StepOutputFilesTests {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = StepOutputFiles(folder: folder, sequence: 1)
-        write("do", to: files.prefix + ".out")
-        write("", to: files.prefix + ".err")
-        write("promised-step-result 1 status=0 signal=0 stdout=5 truncated=0 stderr=0\n", to: files.prefix + ".result")
+        writeStep(files, out: "do", err: "", stdoutBytes: 5)
         #expect(files.written(limit: 100) == nil)
     }
 
@@ -86,10 +92,10 @@ struct StepOutputFilesTests {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = StepOutputFiles(folder: folder, sequence: 1)
-        write("secret", to: folder + "/elsewhere")
+        writeStep(files, out: "secret", err: "", stdoutBytes: 6)
+        #expect(files.written(limit: 100) != nil)
+        try FileManager.default.moveItem(atPath: files.prefix + ".out", toPath: folder + "/elsewhere")
         try FileManager.default.createSymbolicLink(atPath: files.prefix + ".out", withDestinationPath: folder + "/elsewhere")
-        write("", to: files.prefix + ".err")
-        write("promised-step-result 1 status=0 signal=0 stdout=6 truncated=0 stderr=0\n", to: files.prefix + ".result")
         #expect(files.written(limit: 100) == nil)
     }
 

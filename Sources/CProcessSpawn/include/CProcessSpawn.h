@@ -34,8 +34,9 @@ int CProcessSpawn_reap(int pid, int blocking, int *exitStatus, int *termSignal);
 /// For a step's monitor (`promised --step-monitor`, StepMonitor.swift):
 /// makes this process the child subreaper of everything it starts, so that
 /// every process the command starts stays below it even once its parent has
-/// gone, and blocks the signals the monitor takes in
-/// ``CProcessSpawn_monitor_wait``. Returns 0 or an errno value.
+/// gone, blocks the signals the monitor takes in
+/// ``CProcessSpawn_monitor_wait``, and ignores SIGPIPE (a daemon gone away
+/// must not end it). Returns 0 or an errno value.
 int CProcessSpawn_monitor_prepare(void);
 
 /// The output of a monitored command: the command's stdout and stderr are

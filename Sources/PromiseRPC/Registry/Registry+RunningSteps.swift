@@ -133,12 +133,7 @@ extension Registry {
         job.slot = pools.take(pool, for: .step(id))
         runningProcesses += 1
         entry.job = job
-        let boxedJob = LoopBound(job)
-        let grace = limits.killGraceMilliseconds
-        core.onCancel(on: executor) {
-            boxedJob.value.cancelled = true
-            boxedJob.value.process?.terminate(graceMilliseconds: grace)
-        }
+        terminateOnCancel(core, job)
         logger.info("Re-attached to a step left running by the previous daemon", metadata: [
             "promise.id": "\(id)", "process.pid": "\(group.pid)", "process.argv": "\(job.spec.argv)",
         ])

@@ -67,13 +67,19 @@ extension Registry {
         watchQueuedTurn(of: job, child: child)
         let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parent.id, restoring: stored)
         entry.job = job
+        terminateOnCancel(child, job)
+        return entry
+    }
+
+    /// Once `child` is cancelled, `job`'s command does not start, and a
+    /// running one is stopped (SIGTERM, SIGKILL after the grace).
+    func terminateOnCancel(_ child: Promise<JSONValue>, _ job: ExecJob) {
         let boxedJob = LoopBound(job)
         let grace = limits.killGraceMilliseconds
         child.onCancel(on: executor) {
             boxedJob.value.cancelled = true
             boxedJob.value.process?.terminate(graceMilliseconds: grace)
         }
-        return entry
     }
 
     /// What a `settled` command is told about its parent.

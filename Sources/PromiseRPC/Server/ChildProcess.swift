@@ -174,13 +174,18 @@ final class ChildProcess: RunningProcess {
         guard monitored, onExit != nil else { return }
         onExit = nil
         onOutput = nil
+        closeHandles()
+        onFinished(self)
+    }
+
+    /// Closes the grace timer, the pipes and the exit watch.
+    private func closeHandles() {
         graceTimer?.close()
         graceTimer = nil
         stdout.close()
         stderr.close()
         stdin.close()
         process.close()
-        onFinished(self)
     }
 
     private func feedStdin(_ bytes: [UInt8]) {
@@ -253,12 +258,7 @@ final class ChildProcess: RunningProcess {
     private func finish() {
         guard let exit, let onExit else { return }
         self.onExit = nil
-        graceTimer?.close()
-        graceTimer = nil
-        stdout.close()
-        stderr.close()
-        stdin.close()
-        process.close()
+        closeHandles()
         if stderrBytes.count > limit {
             stderrBytes.removeFirst(stderrBytes.count - limit)
         }

@@ -18,6 +18,12 @@ import Synchronization
 /// signals the monitor's group). The monitor ends as the command did (same
 /// exit status, same signal), so the daemon sees the command's outcome.
 ///
+/// The monitor holds the command's stdout and stderr: it forwards them to
+/// the daemon while the daemon reads them and, given `--files PREFIX`,
+/// keeps them and writes the command's outcome there (``StepOutputFiles``),
+/// so that a daemon stopped or killed meanwhile does not lose the step: the
+/// next one re-attaches to the monitor, or settles the step from the files.
+///
 /// ```swift
 /// @main struct Promised: ParsableCommand {
 ///     static func main() {
