@@ -130,6 +130,46 @@ struct StepsOutliveDaemonTests {
         }
     }
 
+    @Test("README's C pipeline finishes with a kill -9 of the daemon in the middle of its compiles, each compile run once")
+    func cPipelineSurvivesKillNine() throws {
+        try E2EDurableDaemon.with { daemon in
+            let dir = daemon.directory
+            let files = ["f01", "f02", "f07"]
+            for file in files {
+                let body = file == "f01"
+                    ? "int f02(void); int f07(void);\n#include <stdio.h>\nint main(void) { printf(\"%d\\n\", f02() + f07()); return 0; }\n"
+                    : "int \(file)(void) { return \(Int(file.dropFirst())!); }\n"
+                #expect(FileManager.default.createFile(atPath: "\(dir)/\(file).c", contents: Data(body.utf8)))
+            }
+            let client = try daemon.client()
+            try client.call("create", ["id": "build/src"])
+            for file in files {
+                // A compile slow enough for the kill to land while it runs; each notes its run.
+                try client.call("then", [
+                    "id": "build/src", "childId": .string("build/cc/\(file)"), "cwd": .string(dir),
+                    "exec": ["sh", "-c", .string("echo ran >> runs-\(file); sleep 1; cc -c \(file).c -o \(file).o")],
+                ])
+            }
+            try client.call("all", ["ids": ["build/cc/f01", "build/cc/f02", "build/cc/f07"], "id": "build/objs",
+                                    "stopOnFailure": true])
+            try client.call("then", ["id": "build/objs", "childId": "build/link", "cwd": .string(dir),
+                                     "exec": ["cc", "f01.o", "f02.o", "f07.o", "-o", "app"]])
+            try client.call("then", ["id": "build/link", "childId": "build/test", "cwd": .string(dir), "exec": ["./app"]])
+            try client.call("resolve", ["id": "build/src", "value": true])
+            #expect(E2E.eventually(timeout: .seconds(10)) { files.allSatisfy { !E2E.lines(ofFile: "\(dir)/runs-\($0)").isEmpty } })
+            Thread.sleep(forTimeInterval: 0.3)
+            client.close()
+            daemon.kill9()
+            try daemon.start()
+            let waited = try daemon.ctl(["wait", "build/test", "--timeout", "20"])
+            #expect(waited.status == 0, "\(waited)")
+            #expect(waited.stdout == "9\n", "\(waited)")
+            for file in files {
+                #expect(E2E.lines(ofFile: "\(dir)/runs-\(file)") == ["ran"], "\(file) compiled again")
+            }
+        }
+    }
+
     @Test("a step whose stdout passes the limit while no daemon runs is killed by its monitor and rejected at the next start")
     func outputLimitWhileDown() throws {
         try E2EDurableDaemon.with(extraArguments: ["--max-process-output-bytes", "100"]) { daemon in
