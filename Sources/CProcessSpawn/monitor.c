@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CProcessSpawn.h"
+#include "monitor_relay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,11 +20,11 @@
 
 extern char **environ;
 
-/// spawn.c's execvp-like search and start, with `attr` and no file actions.
-int CProcessSpawn_spawn_with(pid_t *pid, const char *file, const posix_spawnattr_t *attr,
-                             char *const argv[], char *const envp[]);
+/// spawn.c's execvp-like search and start, with `actions` and `attr`.
+int CProcessSpawn_spawn_with(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
 
-/// The signals a monitor takes with sigtimedwait rather than by their default action.
+/// The signals a monitor takes through a signalfd rather than by their default action.
 static void monitor_signals(sigset_t *set) {
     sigemptyset(set);
     sigaddset(set, SIGCHLD);
@@ -37,13 +39,23 @@ int CProcessSpawn_monitor_prepare(void) {
     sigset_t set;
     monitor_signals(&set);
     if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) return errno;
+    // A daemon gone away must not end the monitor: writes to it fail with EPIPE instead.
+    signal(SIGPIPE, SIG_IGN);
     return 0;
 }
 
-int CProcessSpawn_monitor_start(int *pid, char *const argv[]) {
-    posix_spawnattr_t attr;
-    int err = posix_spawnattr_init(&attr);
+int CProcessSpawn_monitor_start(int *pid, char *const argv[], const CProcessSpawn_monitor_output *output) {
+    posix_spawn_file_actions_t actions;
+    int err = posix_spawn_file_actions_init(&actions);
     if (err != 0) return err;
+    err = posix_spawn_file_actions_adddup2(&actions, output->command_stdout, 1);
+    if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, output->command_stderr, 2);
+    posix_spawnattr_t attr;
+    if (err == 0) err = posix_spawnattr_init(&attr);
+    if (err != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return err;
+    }
     sigset_t all, none;
     sigfillset(&all);
     sigemptyset(&none);
@@ -54,8 +66,9 @@ int CProcessSpawn_monitor_start(int *pid, char *const argv[]) {
             &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     }
     pid_t child = 0;
-    if (err == 0) err = CProcessSpawn_spawn_with(&child, argv[0], &attr, argv, environ);
+    if (err == 0) err = CProcessSpawn_spawn_with(&child, argv[0], &actions, &attr, argv, environ);
     posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
     if (err == 0) *pid = child;
     return err;
 }
@@ -192,48 +205,81 @@ static void exit_like(int status) {
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
-void CProcessSpawn_monitor_wait(int command, unsigned long long grace_ms) {
-    // Its stdio is the command's: closed here, so that the step's output ends
-    // when the command's processes close theirs.
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-        dup2(null, 2);
-        if (null > 2) close(null);
-    }
-    sigset_t set;
-    monitor_signals(&set);
-    int status = 0, ended = 0;
-    long long deadline = -1;
-    for (;;) {
-        if (reap(command, &status, &ended) || ended) break;
-        siginfo_t info;
-        int got;
-        if (deadline >= 0) {
-            long long left = deadline - now_ms();
-            if (left <= 0) {
-                kill_everything_below(command, &status, &ended);
-                break;
-            }
-            struct timespec wait = {left / 1000, (left % 1000) * 1000000};
-            got = sigtimedwait(&set, &info, &wait);
-        } else {
-            got = sigwaitinfo(&set, &info);
-        }
-        if (got == SIGUSR1) {
-            kill_everything_below(command, &status, &ended);
-            break;
-        }
+/// Acts on the signals the monitor takes: SIGUSR1 kills everything below
+/// at once (returns 1); SIGTERM, SIGINT and SIGHUP are passed on, and the
+/// grace starts (`*deadline`).
+static int take_signals(int signals, pid_t command, unsigned long long grace_ms, long long *deadline) {
+    struct signalfd_siginfo info;
+    int kill_all = 0;
+    while (read(signals, &info, sizeof info) == (ssize_t)sizeof info) {
+        int got = (int)info.ssi_signo;
+        if (got == SIGUSR1) kill_all = 1;
         if (got == SIGTERM || got == SIGINT || got == SIGHUP) {
             kill(-command, got);
             kill(-command, SIGCONT);
             signal_descendants(got);
             signal_descendants(SIGCONT);
-            if (deadline < 0) deadline = now_ms() + (long long)grace_ms;
+            if (*deadline < 0) *deadline = now_ms() + (long long)grace_ms;
         }
     }
-    // The command has ended: what it left behind goes with it.
-    kill_everything_below(command, &status, &ended);
-    exit_like(ended ? status : (9 & 0x7f));
+    return kill_all;
+}
+
+/// How long output may still come once the command has ended and all it
+/// left has been killed (a descendant that passed its stdout to a process
+/// outside the step), and how long a daemon may take to read what is left.
+#define DRAIN_MS 2000
+
+void CProcessSpawn_monitor_wait(int command, unsigned long long grace_ms, const CProcessSpawn_monitor_output *output) {
+    // Its stdin is the command's; its stdout and stderr lead to the daemon.
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0);
+        if (null > 0) close(null);
+    }
+    // The command's ends: the step's output ends when the command's processes close theirs.
+    close(output->command_stdout);
+    close(output->command_stderr);
+    static struct relay relay;
+    relay_init(&relay, output);
+    sigset_t set;
+    monitor_signals(&set);
+    int signals = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    int status = 0, ended = 0;
+    long long deadline = -1, drain_deadline = -1;
+    for (;;) {
+        if (!ended) reap(command, &status, &ended);
+        if (ended && drain_deadline < 0) {
+            // The command has ended: what it left behind goes with it.
+            kill_everything_below(command, &status, &ended);
+            drain_deadline = now_ms() + DRAIN_MS;
+        }
+        long long now = now_ms();
+        if (ended && (!relay_busy(&relay) || now >= drain_deadline)) break;
+        if (!ended && deadline >= 0 && now >= deadline) {
+            kill_everything_below(command, &status, &ended);
+            continue;
+        }
+        long long until = ended ? drain_deadline : deadline;
+        int timeout = until < 0 ? -1 : (int)(until - now > 1000 ? 1000 : until - now);
+        // Without a signalfd, SIGCHLD is looked for once every 10 ms.
+        if (signals < 0 && (timeout < 0 || timeout > 10)) timeout = 10;
+        struct pollfd fds[5];
+        int count = relay_poll_fds(&relay, fds);
+        if (signals >= 0) fds[count++] = (struct pollfd){signals, POLLIN, 0};
+        if (poll(fds, (nfds_t)count, timeout) < 0 && errno != EINTR) {
+            struct timespec pause = {0, 10 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        int relayed = signals >= 0 ? count - 1 : count;
+        int kill_all = relay_handle(&relay, fds, relayed);
+        if (signals >= 0 && fds[count - 1].revents != 0) {
+            kill_all |= take_signals(signals, command, grace_ms, &deadline);
+        }
+        if (kill_all && !ended) kill_everything_below(command, &status, &ended);
+    }
+    if (!ended) status = SIGKILL;
+    relay_finish(&relay, status);
+    exit_like(status);
 }

@@ -93,10 +93,10 @@ static int spawn_searching(pid_t *pid, const char *file, const posix_spawn_file_
     return err;
 }
 
-int CProcessSpawn_spawn_with(pid_t *pid, const char *file, const posix_spawnattr_t *attr,
-                             char *const argv[], char *const envp[]) {
+int CProcessSpawn_spawn_with(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
     if (file == NULL || file[0] == '\0') return ENOENT;
-    return spawn_searching(pid, file, NULL, attr, argv, envp);
+    return spawn_searching(pid, file, actions, attr, argv, envp);
 }
 
 int CProcessSpawn_spawn(int *pid, const char *file, char *const argv[], char *const envp[],

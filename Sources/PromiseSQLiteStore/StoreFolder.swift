@@ -38,6 +38,20 @@ enum StoreFolder {
         try checkParents(of: directory)
     }
 
+    /// Creates `folder`, a folder inside a checked store folder, when
+    /// missing (mode 0700), and checks it as the store folder is checked:
+    /// not a link, this user's, writable by no one else.
+    static func prepareSubfolder(_ folder: String) throws(PromiseStoreError) {
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw PromiseStoreError("cannot create the folder \(folder): \(errnoText())")
+        }
+        var status = stat()
+        guard lstat(folder, &status) == 0 else {
+            throw PromiseStoreError("cannot inspect the folder \(folder): \(errnoText())")
+        }
+        try checkFolder(folder, status)
+    }
+
     /// Checks a file of the store when it exists; a missing one is fine (it
     /// is created inside a folder only the daemon's user can write to).
     static func checkFile(_ path: String) throws(PromiseStoreError) {

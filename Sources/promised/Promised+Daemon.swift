@@ -22,6 +22,7 @@ extension Promised {
         if let maxQueued { limits.maxQueued = maxQueued }
         if let maxProcessOutputBytes { limits.maxProcessOutputBytes = maxProcessOutputBytes }
         if let killGraceMs { limits.killGraceMilliseconds = killGraceMs }
+        limits.stopStepsAtStop = stopSteps
         if let maxValueBytes { limits.maxValueBytes = maxValueBytes }
         if let maxReasonBytes { limits.maxReasonBytes = maxReasonBytes }
         if let reservedConnections { limits.reservedConnections = reservedConnections }
@@ -48,7 +49,7 @@ extension Promised {
 
     /// The store, unless `--in-memory`: `--store`, else the default folder.
     /// Its lock file names `socketPath`, for a second daemon to report.
-    func openStore(socketPath: String, _ logger: Logger) throws -> (any PromiseStore)? {
+    func openStore(socketPath: String, _ logger: Logger) throws -> SQLitePromiseStore? {
         if inMemory {
             logger.info("Keeping promises in memory only (--in-memory): nothing survives a restart")
             return nil
@@ -71,6 +72,7 @@ extension Promised {
         StopSignals.watch(stop: target.stop, acknowledge: target.acknowledge, logger: logger)
         let socketPath = SocketPath.resolve(explicit: socket)
         let store = try openStore(socketPath: socketPath, logger)
+        let stepFolder = try store?.stepOutputFolder()
         var stored = StoreContents()
         if let store {
             do {
@@ -95,12 +97,14 @@ extension Promised {
                                     executor: context.executor, journal: journal, logger: context.logger)
             registry.retain(forMilliseconds: retain)
             registry.leaseGraceMilliseconds = leaseGrace
+            registry.stepOutputFolder = stepFolder
             let summary = registry.restore(loaded)
             if let store {
                 context.logger.info("Store loaded", metadata: [
                     "store": "\(store.location)", "pending": "\(summary.pending)",
                     "settled": "\(summary.settled)", "rejectedAtStart": "\(summary.rejected)",
-                    "quarantined": "\(summary.quarantined)",
+                    "quarantined": "\(summary.quarantined)", "stepsReattached": "\(summary.reattached)",
+                    "stepsSettledFromWrittenOutcome": "\(summary.settledFromWrittenOutcome)",
                 ])
             }
             // Clients waiting in the backlog are served right after this returns, on this thread.

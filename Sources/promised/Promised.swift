@@ -37,6 +37,13 @@ struct Promised: ParsableCommand {
             step with no free slot waits its turn (first come first served); at most \
             --max-queued wait over all pools.
 
+            A step's command runs under a small monitor process that outlives the \
+            daemon: it keeps the command's output and exit status in the store folder \
+            (steps/). A clean stop leaves running steps running (--stop-steps stops \
+            them), and so does kill -9; the next daemon on the same store re-attaches \
+            to them and settles them as they end, or at once from what their monitor \
+            wrote. A step whose monitor is gone too (a reboot) is rejected, never run twice.
+
             Examples:
               promised
               promised --in-memory --retain 10m
@@ -122,6 +129,13 @@ struct Promised: ParsableCommand {
         "Milliseconds a cancelled process has between SIGTERM and SIGKILL (default \(DaemonLimits().killGraceMilliseconds)).",
         valueName: "ms"))
     var killGraceMs: UInt64?
+
+    @Flag(help: """
+        At a clean stop (SIGTERM, SIGINT), stop the commands of running `then … exec` steps and reject \
+        those steps, saying they are not run again. Default: leave them running; the next daemon on the \
+        same store re-attaches to them and settles them from their exit status and output.
+        """)
+    var stopSteps = false
 
     @Option(help: ArgumentHelp(
         "Bytes of JSON a value made by all or allSettled (or given to an exec command) may take; a longer one is rejected (default \(DaemonLimits().maxValueBytes)).",

@@ -248,7 +248,7 @@ struct DurabilityRestartTests {
         }
     }
 
-    @Test("an exec child whose command was running when the daemon died is rejected, not run again")
+    @Test("an exec child whose command and monitor died with the daemon (as in a reboot) is rejected, not run again")
     func runningExecNotRerun() throws {
         try E2EDurableDaemon.with { daemon in
             let client = try daemon.client()
@@ -256,9 +256,13 @@ struct DurabilityRestartTests {
             let (runs, pidFile) = (command.runs, command.pidFile)
             defer { E2E.killGroup(fromPIDFile: pidFile) }
             let execPID = try #require(E2E.pid(fromFile: pidFile, timeout: .seconds(10)), "the command did not start")
+            let monitor = try #require(E2E.parentPID(of: execPID), "the command has no monitor")
             client.close()
             daemon.kill9()
+            // Its monitor first, so that nothing writes the command's outcome.
+            kill(monitor, SIGKILL)
             E2E.killGroup(fromPIDFile: pidFile)
+            #expect(E2E.eventually(timeout: .seconds(5)) { !E2E.isAlive(monitor) }, "the monitor outlived kill -9")
             // Gone before the restart: one still dying then is the other path (stopped at
             // restart, LeftoverProcessGroupTests), which a loaded machine took here.
             #expect(E2E.eventually(timeout: .seconds(5)) { !E2E.isAlive(execPID) }, "the command outlived kill -9")

@@ -121,9 +121,9 @@ struct PoolTests {
         }
     }
 
-    @Test("queued steps stay queued across a daemon restart and then run in their order; the one that ran is not run again")
+    @Test("with --stop-steps, queued steps stay queued across a daemon restart and then run in their order; the one that ran is not run again")
     func queueSurvivesRestart() throws {
-        let daemon = try E2EDurableDaemon.started(extraArguments: ["--pool", "cc=1"])
+        let daemon = try E2EDurableDaemon.started(extraArguments: ["--pool", "cc=1", "--stop-steps"])
         defer { daemon.remove() }
         let log = daemon.directory + "/order"
         let gate = daemon.directory + "/gate"
@@ -141,7 +141,7 @@ struct PoolTests {
             #expect(E2E.eventually(timeout: .seconds(20)) { Self.lines(log) == ["start-1"] })
             #expect(try Self.pool("cc", client)["queued"] == 2)
         }
-        // A clean stop ends the running step (it is not run again); the queued ones stay pending.
+        // A clean stop with --stop-steps ends the running step (it is not run again); the queued ones stay pending.
         #expect(daemon.terminate() == 0)
         try daemon.start()
         let client = try daemon.client()

@@ -129,9 +129,9 @@ struct ShutdownTests {
         }
     }
 
-    @Test("an exec command running at SIGTERM is stopped and its child rejected, not run again by the next daemon")
+    @Test("with --stop-steps, an exec command running at SIGTERM is stopped and its child rejected, not run again by the next daemon")
     func runningExecAtShutdown() throws {
-        try E2EDurableDaemon.with(extraArguments: ["--kill-grace-ms", "500"]) { daemon in
+        try E2EDurableDaemon.with(extraArguments: ["--kill-grace-ms", "500", "--stop-steps"]) { daemon in
             let client = try daemon.client()
             let command = try daemon.startLongCommand(client)
             let (runs, pidFile) = (command.runs, command.pidFile)

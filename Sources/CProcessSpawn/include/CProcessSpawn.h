@@ -34,24 +34,57 @@ int CProcessSpawn_reap(int pid, int blocking, int *exitStatus, int *termSignal);
 /// For a step's monitor (`promised --step-monitor`, StepMonitor.swift):
 /// makes this process the child subreaper of everything it starts, so that
 /// every process the command starts stays below it even once its parent has
-/// gone, and blocks the signals the monitor takes in
-/// ``CProcessSpawn_monitor_wait``. Returns 0 or an errno value.
+/// gone, blocks the signals the monitor takes in
+/// ``CProcessSpawn_monitor_wait``, and ignores SIGPIPE (a daemon gone away
+/// must not end it). Returns 0 or an errno value.
 int CProcessSpawn_monitor_prepare(void);
+
+/// The output of a monitored command: the command's stdout and stderr are
+/// socket pairs whose other ends the monitor reads; it forwards what it
+/// reads to its own fds 1 and 2 (the daemon's) for as long as the daemon
+/// reads them, and, with a `prefix`, keeps it in PREFIX.out (the first
+/// `limit` bytes of stdout) and PREFIX.err (the end of stderr, at least its
+/// last `limit` bytes), and writes PREFIX.result once the command has ended.
+/// Fields are descriptors, -1 when absent.
+typedef struct CProcessSpawn_monitor_output {
+    /// The command's ends: its fds 1 and 2.
+    int command_stdout;
+    int command_stderr;
+    /// The monitor's ends.
+    int stdout_read;
+    int stderr_read;
+    /// PREFIX.out and PREFIX.err.
+    int stdout_file;
+    int stderr_file;
+    long long limit;
+    /// NULL when the files could not be made (or none were asked for).
+    const char *prefix;
+} CProcessSpawn_monitor_output;
+
+/// Makes the socket pairs of `output` and, when `prefix` is not NULL, its
+/// files (mode 0600, made afresh with O_EXCL and O_NOFOLLOW); files that
+/// cannot be made leave `output->prefix` NULL and the step without them.
+/// `prefix` must outlive the monitor. Returns 0 or an errno value.
+int CProcessSpawn_monitor_open_output(CProcessSpawn_monitor_output *output, const char *prefix, long long limit);
 
 /// Starts the command `argv` for a monitor: searched as ``CProcessSpawn_spawn``
 /// does, in the PATH of this process's environment (the step's), leading a
-/// new session, with this process's fds 0, 1 and 2, every signal at its
-/// default and none blocked. Returns 0 and sets `*pid`, or an errno value.
-int CProcessSpawn_monitor_start(int *pid, char *const argv[]);
+/// new session, with this process's fd 0 and the command ends of `output`
+/// as its fds 1 and 2, every signal at its default and none blocked.
+/// Returns 0 and sets `*pid`, or an errno value.
+int CProcessSpawn_monitor_start(int *pid, char *const argv[], const CProcessSpawn_monitor_output *output);
 
-/// The monitor's life once its command runs; never returns. It reaps every
-/// process below it; SIGTERM, SIGINT or SIGHUP is passed on to the command's
-/// process group and to every process below the monitor (which also gets
-/// SIGCONT), and `grace_ms` later everything below is killed; SIGUSR1 kills
-/// everything below at once. When the command has ended, everything it left
-/// below the monitor is killed, and the monitor ends as the command did: the
-/// same exit status, or the same signal.
-void CProcessSpawn_monitor_wait(int command, unsigned long long grace_ms);
+/// The monitor's life once its command runs; never returns. It relays the
+/// command's output (see ``CProcessSpawn_monitor_output``) and reaps every
+/// process below it; SIGTERM, SIGINT or SIGHUP is passed on to the
+/// command's process group and to every process below the monitor (which
+/// also gets SIGCONT), and `grace_ms` later everything below is killed;
+/// SIGUSR1, or stdout passing the limit, kills everything below at once.
+/// When the command has ended, everything it left below the monitor is
+/// killed, the output is read to its end (for 2 s at most), PREFIX.result
+/// is written, and the monitor ends as the command did: the same exit
+/// status, or the same signal.
+void CProcessSpawn_monitor_wait(int command, unsigned long long grace_ms, const CProcessSpawn_monitor_output *output);
 
 /// errno, for Swift right after a call above.
 int CProcessSpawn_errno(void);

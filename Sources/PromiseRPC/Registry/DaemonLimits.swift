@@ -47,6 +47,11 @@ public struct DaemonLimits: Sendable, Hashable {
     public var maxPools: Int = 1_000
     /// How long a cancelled exec process has between SIGTERM and SIGKILL.
     public var killGraceMilliseconds: UInt64 = 2_000
+    /// Whether a clean stop (SIGTERM, SIGINT) stops the running `then … exec`
+    /// commands and rejects their steps (`promised --stop-steps`). By default
+    /// it leaves them running under their monitors, and the next daemon on
+    /// the same store settles them (``Registry/stepOutputFolder``).
+    public var stopStepsAtStop = false
 
     // Bounds on the values the daemon makes itself (combinators, reasons, exec input).
 

@@ -41,6 +41,12 @@ final class ExecJob {
     var launched: Int64?
     /// How the command exited (the record's `exitStatus`): 128 + N when killed by signal N.
     var exitStatus: Int32?
+    /// Where its monitor keeps the output and writes the outcome, when it
+    /// outlives the daemon (``StepOutputFiles``).
+    var outputFiles: StepOutputFiles?
+    /// The step's promise when a restarted daemon re-attached to its
+    /// running monitor (Registry+RunningSteps.swift): settled from the outcome the monitor writes.
+    var reattached: Promise<JSONValue>?
 
     init(spec: ProcessSpec) {
         self.spec = spec

@@ -20,6 +20,14 @@ public protocol LoopServices: AnyObject {
         onOutput: @escaping (StepStream, UnsafeRawBufferPointer) -> Void,
         onExit: @escaping (ProcessOutcome) -> Void
     ) throws -> any RunningProcess
+
+    /// Calls `onExit` once process `pid`, which this daemon did not start
+    /// (a step's monitor left by the daemon before a restart), has ended;
+    /// cancelling the returned timer stops watching.
+    ///
+    /// - Throws: when it cannot be watched (it has ended already, or the
+    ///   kernel cannot watch a process that is not a child).
+    func watchExit(of pid: Int32, _ onExit: @escaping () -> Void) throws -> any ScheduledTimer
 }
 
 extension LoopServices {
@@ -38,6 +46,18 @@ extension LoopServices {
     }
 }
 
+extension LoopServices {
+    /// For services that cannot watch other processes (test fakes): none can be watched.
+    public func watchExit(of pid: Int32, _ onExit: @escaping () -> Void) throws -> any ScheduledTimer {
+        throw ProcessWatchUnavailable()
+    }
+}
+
+/// Why ``LoopServices/watchExit(of:_:)`` watches nothing: these services cannot.
+public struct ProcessWatchUnavailable: Error, Sendable {
+    public init() {}
+}
+
 /// A timer that can be stopped before it fires.
 public protocol ScheduledTimer: AnyObject {
     func cancel()
@@ -52,11 +72,20 @@ public protocol RunningProcess: AnyObject {
     /// The process's id while it runs, for the record's `pid`; nil before
     /// it has started (a spawn waiting for a file descriptor).
     var processID: Int32? { get }
+
+    /// The daemon stops and leaves this process running for the next one
+    /// (a step's monitor, which writes its outcome where that daemon finds
+    /// it): it is no longer watched, signalled or waited for, and its
+    /// `onExit` is never called.
+    func leaveRunning()
 }
 
 extension RunningProcess {
     /// Fakes in tests have no process to name.
     public var processID: Int32? { nil }
+
+    /// Fakes in tests have nothing to let go of.
+    public func leaveRunning() {}
 }
 
 /// What to run for `then … exec`.
@@ -73,15 +102,22 @@ public struct ProcessSpec: Sendable, Hashable {
     /// SIGKILL when it is stopped (`killGraceMilliseconds`): its monitor,
     /// which outlives the daemon, keeps it (StepMonitor.swift).
     public var killGraceMilliseconds: UInt64
+    /// Where the command's monitor keeps its output and writes its outcome
+    /// (``StepOutputFiles``: PREFIX.out, PREFIX.err, PREFIX.result), so that
+    /// a daemon restarted while it runs can settle its step; nil keeps
+    /// nothing (a daemon without a store).
+    public var outputFiles: String?
 
     public init(argv: [String], stdin: [UInt8] = [], cwd: String? = nil,
-                env: [String: String] = [:], outputLimit: Int = 1 << 20, killGraceMilliseconds: UInt64 = 2_000) {
+                env: [String: String] = [:], outputLimit: Int = 1 << 20, killGraceMilliseconds: UInt64 = 2_000,
+                outputFiles: String? = nil) {
         self.argv = argv
         self.stdin = stdin
         self.cwd = cwd
         self.env = env
         self.outputLimit = outputLimit
         self.killGraceMilliseconds = killGraceMilliseconds
+        self.outputFiles = outputFiles
     }
 }
 

@@ -27,6 +27,25 @@ extension Registry {
         append(to: entry, stream, bytes, skipped: 0)
     }
 
+    /// Completes the log of `entry`, a step whose command ran (in part)
+    /// while no daemon read its output, from what its monitor kept
+    /// (``StepOutputFiles``): `outcome.stdout` is the start of its stdout,
+    /// `outcome.stderr` the end of the `stderrTotal` bytes of its stderr.
+    /// Only what the log does not have yet is added; a gap between the two
+    /// counts as skipped.
+    func appendWrittenOutput(of entry: RemotePromise, _ outcome: ProcessOutcome, stderrTotal: Int) {
+        let log = logBook.logs[entry.id].flatMap { $0.sequence == entry.sequence ? $0 : nil }
+        let seenStdout = log?.stdout.total ?? 0
+        if seenStdout < outcome.stdout.count {
+            outcome.stdout[seenStdout...].withUnsafeBytes { append(to: entry, .stdout, $0, skipped: 0) }
+        }
+        let seenStderr = log?.stderr.total ?? 0
+        let keptFrom = stderrTotal - outcome.stderr.count
+        guard seenStderr < stderrTotal else { return }
+        let skipped = max(0, keptFrom - seenStderr)
+        outcome.stderr[max(0, seenStderr - keptFrom)...].withUnsafeBytes { append(to: entry, .stderr, $0, skipped: skipped) }
+    }
+
     private func append(to entry: RemotePromise, _ stream: StepStream, _ bytes: UnsafeRawBufferPointer, skipped: Int) {
         let log = stepLog(of: entry)
         if !log.followers.isEmpty { tellFollowers(log, entry.id, stream, bytes, skipped: skipped) }

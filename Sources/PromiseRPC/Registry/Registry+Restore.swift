@@ -13,6 +13,10 @@ extension Registry {
         public var rejected = 0
         /// Stored promises that could not be loaded and are in quarantine.
         public var quarantined = 0
+        /// Steps whose command still ran under its monitor: watched again, settled when it ends.
+        public var reattached = 0
+        /// Steps whose command ended while no daemon ran: settled from what its monitor wrote.
+        public var settledFromWrittenOutcome = 0
     }
 
     /// The reason given to a `then … exec` child whose command was running
@@ -42,6 +46,8 @@ extension Registry {
         holdPools()
         defer { resumePools() }
         var rejections: [(RemotePromise, RemoteRejection)] = []
+        var writtenOutcomes: [(RemotePromise, ProcessOutcome, stderrTotal: Int, StepOutputFiles)] = []
+        var keptStepFiles = Set<Int>()
         let now = now()
         let quarantine = quarantine(contents.quarantined)
         summary.quarantined = contents.quarantined.count
@@ -51,15 +57,35 @@ extension Registry {
         restorePoolLimits(contents.poolLimits)
         for promise in contents.promises.sorted(by: { $0.sequence < $1.sequence }) {
             guard entries[promise.id] == nil else { continue }
-            let (entry, rejection) = rebuild(promise, now: now, quarantine: quarantine)
+            let (entry, rejection, started) = rebuild(promise, now: now, quarantine: quarantine)
             if promise.isPending { summary.pending += 1 } else { summary.settled += 1 }
             if let rejection { rejections.append((entry, rejection)) }
+            switch started {
+            case .watching?:
+                summary.reattached += 1
+                keptStepFiles.insert(entry.sequence)
+            case .written(let outcome, let stderrTotal, let files)?:
+                writtenOutcomes.append((entry, outcome, stderrTotal, files))
+                keptStepFiles.insert(entry.sequence)
+            case .rejected(let reason)?:
+                rejections.append((entry, reason))
+            case nil:
+                break
+            }
             if let number = Self.generatedNumber(promise.id) { nextGeneratedID = max(nextGeneratedID, number + 1) }
         }
         restoreLogs(contents.logs)
+        sweepStepOutputFolder(keeping: keptStepFiles)
         if retainMilliseconds != nil { queueSettledForRetention() }
         armLeaseGrace()
         // Once every promise is back, so that what these settle finds its children in place.
+        for (entry, outcome, stderrTotal, files) in writtenOutcomes
+        where settleFromWrittenOutcome(entry, outcome, stderrTotal: stderrTotal, files) {
+            summary.settledFromWrittenOutcome += 1
+            logger.info("Settled at start-up from the outcome its command's monitor wrote", metadata: [
+                "promise.id": "\(entry.id)", "process.status": "\(outcome.exitStatus)",
+            ])
+        }
         for (entry, rejection) in rejections where settle(entry, .failure(rejection.at(entry.id))) {
             summary.rejected += 1
             logger.info("Rejected at start-up", metadata: ["promise.id": "\(entry.id)", "reason": "\(rejection.message)"])
@@ -100,26 +126,35 @@ extension Registry {
     /// once all are back (nil when it carries on as it was).
     private func rebuild(
         _ stored: StoredPromise, now: Int64, quarantine: PromiseMap<QuarantinedPromise>
-    ) -> (RemotePromise, RemoteRejection?) {
+    ) -> (RemotePromise, RemoteRejection?, StartedStepAtRestart?) {
         guard stored.isPending else {
-            if stored.valueOfParent { return rebuildSharingParentValue(stored) }
-            if stored.valueOfInputs != nil { return rebuildSharingInputValues(stored) }
+            if stored.valueOfParent {
+                let (entry, rejection) = rebuildSharingParentValue(stored)
+                return (entry, rejection, nil)
+            }
+            if stored.valueOfInputs != nil {
+                let (entry, rejection) = rebuildSharingInputValues(stored)
+                return (entry, rejection, nil)
+            }
             let entry = register(settledPromise(stored), id: stored.id, kind: kind(of: stored),
                                  parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
                                  restoring: stored)
             // Stored with a value of its own: it keeps it, written again or not.
             entry.hasOwnValue = stored.state == "fulfilled"
             fill(entry, from: stored)
-            return (entry, nil)
+            return (entry, nil, nil)
         }
         var rejection: RemoteRejection?
+        var started: StartedStepAtRestart?
         let entry: RemotePromise
         switch stored.kind {
         case "then" where stored.execStarted:
-            // Its command may have done its work, or part of it: it is not run a second time.
-            entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
+            // Its command may have done its work, or part of it: it is not run a second time,
+            // but settled from its outcome when its monitor outlived the daemon.
+            let core = Promise<JSONValue>()
+            entry = register(core, id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                              name: stored.name, restoring: stored)
-            rejection = stopLeftoverCommand(of: stored)
+            started = resumeStartedStep(entry, core, stored)
         case "then":
             if let parentID = stored.parentID, let parent = entries[parentID] {
                 let spec = stored.exec.map { argv in
@@ -161,7 +196,7 @@ extension Registry {
             let (remaining, overflow) = deadline.subtractingReportingOverflow(now)
             armTimeout(entry, afterMilliseconds: overflow ? 0 : UInt64(clamping: max(0, remaining)))
         }
-        return (entry, rejection)
+        return (entry, rejection, started)
     }
 
     /// A fulfilled `then` child stored without its value: it takes its

@@ -67,13 +67,19 @@ extension Registry {
         watchQueuedTurn(of: job, child: child)
         let entry = register(child, id: id, kind: .then(on: on, exec: true), parentID: parent.id, restoring: stored)
         entry.job = job
+        terminateOnCancel(child, job)
+        return entry
+    }
+
+    /// Once `child` is cancelled, `job`'s command does not start, and a
+    /// running one is stopped (SIGTERM, SIGKILL after the grace).
+    func terminateOnCancel(_ child: Promise<JSONValue>, _ job: ExecJob) {
         let boxedJob = LoopBound(job)
         let grace = limits.killGraceMilliseconds
         child.onCancel(on: executor) {
             boxedJob.value.cancelled = true
             boxedJob.value.process?.terminate(graceMilliseconds: grace)
         }
-        return entry
     }
 
     /// What a `settled` command is told about its parent.
@@ -165,6 +171,11 @@ extension Registry {
         runningProcesses += 1
         job.started = true
         job.outcome = result
+        if journal != nil, StepMonitor.isAvailable, let folder = stepOutputFolder, let sequence = entries[childID]?.sequence {
+            let files = StepOutputFiles(folder: folder, sequence: sequence)
+            job.outputFiles = files
+            spec.outputFiles = files.prefix
+        }
         guard let journal else {
             launch(job, spec, settling: result, childID: childID)
             return
@@ -218,6 +229,7 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         let outputLimit = spec.outputLimit
         let slot = job.slot
+        let files = job.outputFiles
         job.launched = now()
         do {
             let sequence = entries[childID]?.sequence ?? -1
@@ -234,6 +246,7 @@ extension Registry {
                 case .success(let value): result.fulfill(value)
                 case .failure(let rejection): result.reject(rejection.at(childID))
                 }
+                self?.removeOnceStored(files, childID: childID)
             }
             // onExit may already have run, inside launch: then there is nothing to keep.
             if result.isPending {
@@ -243,6 +256,7 @@ extension Registry {
             logger.debug("Process started", metadata: metadata)
         } catch {
             execEnded(holding: slot)
+            files?.remove()
             job.sharedInput = nil
             job.exitStatus = 127
             logger.info("Process could not start", metadata: metadata.merging(["error": "\(error)"]) { _, new in new })

@@ -104,6 +104,14 @@ public final class Registry {
     /// it back (the `lease` method) before its promise is rejected; 0 rejects
     /// at once. Set before ``restore(_:)`` (`promised --lease-grace`).
     public var leaseGraceMilliseconds: UInt64 = 0
+    /// The folder where the monitors of `then … exec` steps keep their
+    /// output and write their outcome (``StepOutputFiles``), so that steps
+    /// outlive the daemon: a clean stop leaves them running (unless
+    /// ``DaemonLimits/stopStepsAtStop``), and the next start re-attaches to
+    /// them or settles them from what they wrote. Nil (no store, or a kernel
+    /// without step monitors) rejects running steps at a stop or restart.
+    /// Set before ``restore(_:)``.
+    public var stepOutputFolder: String?
     var leaseGraceTimer: (any ScheduledTimer)?
     /// Where the process groups of commands left running by a crash are
     /// looked up and stopped (Registry+LeftoverProcesses); tests use a fake.
@@ -195,14 +203,27 @@ public final class Registry {
     }
 
     /// The daemon is stopping: `then … exec` children whose command is
-    /// running (or about to start) are rejected, saying why, since the
-    /// server is about to stop their processes; a restart does not run them
-    /// again. Output not yet saved to the store is saved.
+    /// running under a monitor that writes its outcome (``StepOutputFiles``)
+    /// are left running for the next daemon, which settles them, unless
+    /// ``DaemonLimits/stopStepsAtStop``; the others, and those about to
+    /// start, are rejected, saying why, since the server is about to stop
+    /// their processes; a restart does not run them again. Output not yet
+    /// saved to the store is saved.
     func prepareToStop() {
         isStopping = true
         for entry in order where entries[entry.id] === entry && entry.isPending {
-            guard let job = entry.job, let outcome = job.outcome else { continue }
+            guard let job = entry.job, let outcome = job.outcome ?? job.reattached else { continue }
+            if leavesRunning(job) {
+                job.process?.leaveRunning()
+                job.process = nil
+                logger.info("Left a step running for the next daemon", metadata: [
+                    "promise.id": "\(entry.id)", "process.pid": "\(job.recordedProcess?.pid ?? 0)",
+                ])
+                continue
+            }
             job.cancelled = true
+            // A re-attached monitor is not among the server's processes, which it stops.
+            if job.reattached != nil { job.process?.terminate(graceMilliseconds: limits.killGraceMilliseconds) }
             // The child has adopted `outcome`: settling that settles the child.
             outcome.reject(Self.interruptedCommand(job.spec.argv).at(entry.id))
         }

@@ -133,7 +133,8 @@ final class ChildProcess: RunningProcess {
         }
         return try PosixSpawnProcess(
             loop: loop, executable: StepMonitor.executable,
-            argv: StepMonitor.arguments(for: spec.argv, graceMilliseconds: spec.killGraceMilliseconds),
+            argv: StepMonitor.arguments(for: spec.argv, graceMilliseconds: spec.killGraceMilliseconds,
+                                        files: spec.outputFiles, limit: spec.outputLimit),
             environment: environment, cwd: spec.cwd, stdio: stdio, onExit: onExit)
     }
 
@@ -162,6 +163,29 @@ final class ChildProcess: RunningProcess {
     /// which does it and then ends; without a monitor, SIGKILL to the group.
     func forceKill() {
         _ = Glibc.kill(monitored ? pid : -pid, monitored ? SIGUSR1 : SIGKILL)
+    }
+
+    /// Lets go of a monitor that outlives the daemon (its step is settled
+    /// by the next one, ``StepOutputFiles``): the pipes and the exit watch
+    /// are closed, it is no longer among the processes the daemon stops
+    /// or waits for, and `onExit` is never called. A process that is not a
+    /// monitor is not let go of.
+    func leaveRunning() {
+        guard monitored, onExit != nil else { return }
+        onExit = nil
+        onOutput = nil
+        closeHandles()
+        onFinished(self)
+    }
+
+    /// Closes the grace timer, the pipes and the exit watch.
+    private func closeHandles() {
+        graceTimer?.close()
+        graceTimer = nil
+        stdout.close()
+        stderr.close()
+        stdin.close()
+        process.close()
     }
 
     private func feedStdin(_ bytes: [UInt8]) {
@@ -234,12 +258,7 @@ final class ChildProcess: RunningProcess {
     private func finish() {
         guard let exit, let onExit else { return }
         self.onExit = nil
-        graceTimer?.close()
-        graceTimer = nil
-        stdout.close()
-        stderr.close()
-        stdin.close()
-        process.close()
+        closeHandles()
         if stderrBytes.count > limit {
             stderrBytes.removeFirst(stderrBytes.count - limit)
         }

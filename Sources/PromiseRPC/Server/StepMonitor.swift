@@ -18,6 +18,12 @@ import Synchronization
 /// signals the monitor's group). The monitor ends as the command did (same
 /// exit status, same signal), so the daemon sees the command's outcome.
 ///
+/// The monitor holds the command's stdout and stderr: it forwards them to
+/// the daemon while the daemon reads them and, given `--files PREFIX`,
+/// keeps them and writes the command's outcome there (``StepOutputFiles``),
+/// so that a daemon stopped or killed meanwhile does not lose the step: the
+/// next one re-attaches to the monitor, or settles the step from the files.
+///
 /// ```swift
 /// @main struct Promised: ParsableCommand {
 ///     static func main() {
@@ -53,15 +59,73 @@ public enum StepMonitor {
             available.store(true, ordering: .relaxed)
             return
         }
-        guard arguments.count >= 5, let grace = UInt64(arguments[2]), arguments[3] == "--" else {
-            fail("usage: promised \(option) GRACE_MS -- PROGRAM [ARG…]", status: 64)
+        guard let invocation = Invocation(arguments) else {
+            fail("usage: promised \(option) GRACE_MS [--files PREFIX] [--limit BYTES] -- PROGRAM [ARG…]", status: 64)
         }
-        run(argv: Array(arguments[4...]), graceMilliseconds: grace)
+        run(invocation)
+    }
+
+    /// What a monitor is asked to do: `promised --step-monitor GRACE_MS
+    /// [--files PREFIX] [--limit BYTES] -- PROGRAM [ARG…]`. The command line
+    /// is the daemon's own business: only daemons of this build start monitors.
+    struct Invocation: Hashable, Sendable {
+        var argv: [String]
+        var graceMilliseconds: UInt64
+        /// Where the output and the outcome are written (``StepOutputFiles``), if anywhere.
+        var files: String?
+        /// Bytes of stdout kept (more fails the step), and of the end of stderr.
+        var limit: Int
+
+        init(argv: [String], graceMilliseconds: UInt64, files: String? = nil, limit: Int = 1 << 20) {
+            self.argv = argv
+            self.graceMilliseconds = graceMilliseconds
+            self.files = files
+            self.limit = limit
+        }
+
+        /// Reads a monitor's command line; nil when it is not one.
+        init?(_ arguments: [String]) {
+            guard arguments.count >= 3, arguments[1] == StepMonitor.option, let grace = UInt64(arguments[2]) else {
+                return nil
+            }
+            var index = 3
+            var files: String?
+            var limit = 1 << 20
+            while index + 1 < arguments.count, arguments[index] != "--" {
+                switch arguments[index] {
+                case "--files" where !arguments[index + 1].isEmpty: files = arguments[index + 1]
+                case "--limit": guard let value = Int(arguments[index + 1]), value >= 0 else { return nil }
+                    limit = value
+                default: return nil
+                }
+                index += 2
+            }
+            guard index + 1 < arguments.count, arguments[index] == "--" else { return nil }
+            self.init(argv: Array(arguments[(index + 1)...]), graceMilliseconds: grace, files: files, limit: limit)
+        }
+
+        /// The arguments that start a monitor for it.
+        var arguments: [String] {
+            var arguments = ["promised", StepMonitor.option, String(graceMilliseconds)]
+            if let files { arguments += ["--files", files, "--limit", String(limit)] }
+            return arguments + ["--"] + argv
+        }
     }
 
     /// The arguments that start a monitor for `argv`.
-    static func arguments(for argv: [String], graceMilliseconds: UInt64) -> [String] {
-        ["promised", option, String(graceMilliseconds), "--"] + argv
+    static func arguments(for argv: [String], graceMilliseconds: UInt64, files: String? = nil, limit: Int = 1 << 20)
+        -> [String]
+    {
+        Invocation(argv: argv, graceMilliseconds: graceMilliseconds, files: files, limit: limit).arguments
+    }
+
+    /// Whether process `pid` is a monitor writing its outcome to `files`:
+    /// its command line, read from /proc, says so. A restarted daemon
+    /// watches only such a process, not whatever now has a stored pid.
+    static func isMonitor(pid: Int32, writing files: String) -> Bool {
+        guard let text = LeftoverProcessGroup.readFile("/proc/\(pid)/cmdline") else { return false }
+        let arguments = text.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
+        return Invocation(arguments)?.files == files
     }
 
     /// The waits before each new try of a start that failed for a reason
@@ -69,24 +133,33 @@ public enum StepMonitor {
     /// descriptor left: `EMFILE`, `ENFILE`), as the daemon waits to start a monitor.
     static let retryMilliseconds: [UInt32] = [10, 20, 50, 100, 200, 500, 1_000, 2_000]
 
-    private static func run(argv: [String], graceMilliseconds: UInt64) -> Never {
+    private static func run(_ invocation: Invocation) -> Never {
+        let argv = invocation.argv
         let prepared = CProcessSpawn_monitor_prepare()
         if prepared != 0 {
             fail("cannot run \(argv[0]): \(UVError(code: -prepared, function: "prctl"))", status: 127)
         }
+        // Never freed: the monitor ends in CProcessSpawn_monitor_wait.
+        let prefix = invocation.files.flatMap { strdup($0) }
+        var output = CProcessSpawn_monitor_output()
+        let opened = CProcessSpawn_monitor_open_output(&output, prefix.map { UnsafePointer($0) }, Int64(invocation.limit))
+        if opened != 0 {
+            fail("cannot run \(argv[0]): \(UVError(code: -opened, function: "socketpair"))", status: 127)
+        }
         let arguments = CStringArray(argv)
         var pid: Int32 = 0
-        var error = CProcessSpawn_monitor_start(&pid, arguments.pointer)
+        var error = CProcessSpawn_monitor_start(&pid, arguments.pointer, &output)
         for wait in retryMilliseconds where error == ETXTBSY || error == EMFILE || error == ENFILE {
             usleep(wait * 1_000)
-            error = CProcessSpawn_monitor_start(&pid, arguments.pointer)
+            error = CProcessSpawn_monitor_start(&pid, arguments.pointer, &output)
         }
         arguments.free()
         if error != 0 {
-            // As the daemon words a command that cannot start.
+            // As the daemon words a command that cannot start; no outcome is
+            // written, and the daemon that started it reads this message.
             fail("cannot run \(argv[0]): \(UVError(code: -error, function: "uv_spawn"))", status: 127)
         }
-        CProcessSpawn_monitor_wait(pid, graceMilliseconds)
+        CProcessSpawn_monitor_wait(pid, invocation.graceMilliseconds, &output)
         fatalError("CProcessSpawn_monitor_wait returned")
     }
 

@@ -140,6 +140,10 @@ final class UVLoopServices: LoopServices {
         ProcessOutcome(exitStatus: 127, stderr: Array("cannot run \(spec.argv.first ?? ""): \(reason)".utf8))
     }
 
+    func watchExit(of pid: Int32, _ onExit: @escaping () -> Void) throws -> any ScheduledTimer {
+        try ProcessExitWatch(loop: loop, pid: pid, onExit: onExit)
+    }
+
     /// SIGTERM to every running process group, SIGKILL after the grace period.
     func terminateAll(graceMilliseconds: UInt64) {
         for child in running.values {
@@ -184,6 +188,10 @@ private final class SpawnRetry: RunningProcess {
     var isOver: Bool { onExit == nil }
 
     var processID: Int32? { child?.pid }
+
+    func leaveRunning() {
+        child?.leaveRunning()
+    }
 
     func terminate(graceMilliseconds: UInt64) {
         if let child { return child.terminate(graceMilliseconds: graceMilliseconds) }
