@@ -70,7 +70,8 @@ enum FastCommandLine {
             case .reject: Grammar(options: ["code", "data"])
             case .run: Grammar(options: ["grace", "pool", "reconnect-timeout"], takesCommand: true)
             case .then:
-                Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
+                Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool", "retry", "retry-delay"],
+                        repeatable: ["env"], takesCommand: true)
             case .wait:
                 Grammar(flags: ["json", "raw", "progress", "cancel-on-signal", "show-output"], options: ["timeout", "reconnect-timeout"])
             case .all: Grammar(flags: ["stop-on-failure"], options: ["id", "policy"])
@@ -249,7 +250,9 @@ enum FastCommandLine {
                 socket: socket, id: ids[0], childID: scan.option("id"),
                 on: scan.option("on", as: PromiseCtl.Then.Trigger.self).unwrap(&invalid) ?? .fulfilled,
                 cwd: scan.option("cwd"), environment: scan.repeated("env"), pool: scan.option("pool"),
-                daemonEnv: scan.flag("daemon-env"), command: scan.command, replace: scan.flag("replace"))
+                daemonEnv: scan.flag("daemon-env"), command: scan.command, replace: scan.flag("replace"),
+                retry: scan.option("retry", as: Int.self).unwrap(&invalid),
+                retryDelay: scan.option("retry-delay", as: CommandDuration.self).unwrap(&invalid)?.seconds)
         case .wait:
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Wait.Call(

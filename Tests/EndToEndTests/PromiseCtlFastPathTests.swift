@@ -33,6 +33,7 @@ struct PromiseCtlFastPathTests {
         ["then", "p"],
         ["then", "p", "--id", "c", "--socket", "/tmp/x.sock"],
         ["then", "p", "--id", "c", "--replace", "--", "cc", "-c", "a.c"],
+        ["then", "p", "--id", "c", "--retry", "2", "--retry-delay", "500ms", "--", "cc", "-c", "a.c"],
         [
             "then", "p", "--id", "c", "--on", "settled", "--cwd", "sub", "--env", "A=1", "--env=B=2", "--pool", "cc",
             "--daemon-env", "--", "make", "--jobs", "--", "x",
@@ -93,7 +94,8 @@ struct PromiseCtlFastPathTests {
             ["reject", "a", "--code", "1.5"], ["reject", "a", "--code", "-1"], ["run", "a"], ["run", "a", "--"],
             ["run", "--", "a", "true"], ["run", "a", "--grace", "-1", "--", "true"], ["run", "a", "--pool", "b/c", "--", "true"],
             ["run", "a", "--reconnect-timeout", "nan", "--", "true"], ["then", "p", "--env", "NOEQUALS", "--", "true"],
-            ["then", "p", "--pool", "cc"], ["then", "p", "--on", "sometimes"], ["then", "p", "q"], ["then", "p", "--replace"],
+            ["then", "p", "--pool", "cc"], ["then", "p", "--retry", "2"], ["then", "p", "--retry", "x", "--", "true"],
+            ["then", "p", "--on", "sometimes"], ["then", "p", "q"], ["then", "p", "--replace"],
             ["create", "a", "--replace", "--if-exists"], ["wait", "a", "--json", "--raw"],
             ["wait", "a", "--timeout", "inf"], ["all", "a", "--policy", "sometimes"],
             ["all", "a", "--policy", "nulls", "--stop-on-failure"],
