@@ -68,7 +68,7 @@ enum FastCommandLine {
             case .create: Grammar(flags: ["if-exists", "replace"], options: ["name", "timeout"])
             case .resolve: Grammar(flags: ["string"], dashValueAt: 1)
             case .reject: Grammar(options: ["code", "data"])
-            case .run: Grammar(options: ["grace", "pool", "reconnect-timeout"], takesCommand: true)
+            case .run: Grammar(options: ["grace", "pool", "reconnect-timeout", "retry"], takesCommand: true)
             case .then:
                 Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool", "retry", "retry-delay"],
                         repeatable: ["env"], takesCommand: true)
@@ -243,7 +243,7 @@ enum FastCommandLine {
             call = PromiseCtl.Run.Call(
                 socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
                 grace: scan.option("grace", as: CommandDuration.self).unwrap(&invalid)?.seconds ?? 2, pool: scan.option("pool"),
-                command: scan.command)
+                command: scan.command, retry: scan.option("retry", as: Int.self).unwrap(&invalid) ?? 0)
         case .then:
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Then.Call(

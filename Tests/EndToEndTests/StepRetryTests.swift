@@ -98,6 +98,33 @@ struct StepRetryTests {
         }
     }
 
+    @Test("run --retry 2 of a failing command runs it 3 times, says so, exits with its status and rejects the promise")
+    func runRetriesHere() throws {
+        try E2EDaemon.with { daemon in
+            let runs = daemon.directory + "/runs"
+            let result = try daemon.ctl(["run", "--retry", "2", "r", "--", "sh", "-c", "echo ran >> \"$0\"; echo nope >&2; exit 3", runs])
+            #expect(result.status == 3, "\(result)")
+            #expect(E2E.lines(ofFile: runs) == ["ran", "ran", "ran"])
+            #expect(result.stderr.contains("sh failed (status 3); running it again, try 3 of 3"), "\(result)")
+            let record = try E2E.record(daemon.client().call("get", ["id": "r"]))
+            #expect(record.state == .rejected)
+            #expect(record.reason?["code"] == 3)
+            #expect(record.reasonMessage == "nope")
+        }
+    }
+
+    @Test("run --retry 1 of a command that fails once fulfils the promise from its second run and exits 0")
+    func runRetrySucceeds() throws {
+        try E2EDaemon.with { daemon in
+            let runs = daemon.directory + "/runs"
+            let result = try daemon.ctl(["run", "--retry", "1", "r", "--", "sh", "-c",
+                                         "echo ran >> \"$0\"; [ $(wc -l < \"$0\") -ge 2 ] && echo ok || { echo first; exit 1; }", runs])
+            #expect(result.status == 0, "\(result)")
+            #expect(E2E.lines(ofFile: runs) == ["ran", "ran"])
+            #expect(try E2E.record(daemon.client().call("get", ["id": "r"])).value == "ok")
+        }
+    }
+
     @Test("--retry out of range, or without a command, is a usage error; the daemon refuses retry without exec")
     func badRetryIsRefused() throws {
         try E2EDaemon.with { daemon in
