@@ -68,9 +68,10 @@ enum FastCommandLine {
             case .create: Grammar(flags: ["if-exists", "replace"], options: ["name", "timeout"])
             case .resolve: Grammar(flags: ["string"], dashValueAt: 1)
             case .reject: Grammar(options: ["code", "data"])
-            case .run: Grammar(options: ["grace", "pool", "reconnect-timeout"], takesCommand: true)
+            case .run: Grammar(options: ["grace", "pool", "reconnect-timeout", "retry"], takesCommand: true)
             case .then:
-                Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool"], repeatable: ["env"], takesCommand: true)
+                Grammar(flags: ["daemon-env", "replace"], options: ["id", "on", "cwd", "pool", "retry", "retry-delay"],
+                        repeatable: ["env"], takesCommand: true)
             case .wait:
                 Grammar(flags: ["json", "raw", "progress", "cancel-on-signal", "show-output"], options: ["timeout", "reconnect-timeout"])
             case .all: Grammar(flags: ["stop-on-failure", "replace"], options: ["id", "policy"])
@@ -242,14 +243,16 @@ enum FastCommandLine {
             call = PromiseCtl.Run.Call(
                 socket: socket, reconnect: reconnectTimeout(&scan, &invalid), id: ids[0],
                 grace: scan.option("grace", as: CommandDuration.self).unwrap(&invalid)?.seconds ?? 2, pool: scan.option("pool"),
-                command: scan.command)
+                command: scan.command, retry: scan.option("retry", as: Int.self).unwrap(&invalid) ?? 0)
         case .then:
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Then.Call(
                 socket: socket, id: ids[0], childID: scan.option("id"),
                 on: scan.option("on", as: PromiseCtl.Then.Trigger.self).unwrap(&invalid) ?? .fulfilled,
                 cwd: scan.option("cwd"), environment: scan.repeated("env"), pool: scan.option("pool"),
-                daemonEnv: scan.flag("daemon-env"), command: scan.command, replace: scan.flag("replace"))
+                daemonEnv: scan.flag("daemon-env"), command: scan.command, replace: scan.flag("replace"),
+                retry: scan.option("retry", as: Int.self).unwrap(&invalid),
+                retryDelay: scan.option("retry-delay", as: CommandDuration.self).unwrap(&invalid)?.seconds)
         case .wait:
             guard let ids = scan.positionals(1...1) else { return nil }
             call = PromiseCtl.Wait.Call(

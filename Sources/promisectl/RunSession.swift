@@ -57,10 +57,13 @@ final class RunSession {
     var slot: PoolSlotClaim?
     /// True from the command's start to its end: the time a pool slot is due.
     var commandRunning = false
+    /// How many more times a command that fails runs (`run --retry`).
+    private let retries: Int
 
     init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
-         pool: String? = nil, reconnect: ReconnectPolicy = .never) {
+         pool: String? = nil, reconnect: ReconnectPolicy = .never, retries: Int = 0) {
         self.connection = ReconnectingPromiseClient(adopting: client, policy: reconnect)
+        self.retries = retries
         self.pool = pool
         self.id = id
         self.command = command
@@ -112,19 +115,30 @@ final class RunSession {
         sigprocmask(SIG_BLOCK, &blocked, &previousMask)
         defer { sigprocmask(SIG_SETMASK, &previousMask, nil) }
 
-        let child: ProcessGroupChild
-        do {
-            commandRunning = true
-            child = try ProcessGroupChild(arguments: command, defaultSignals: forwardedSignals + [SIGPIPE])
-        } catch let error as SpawnError {
+        var termination: ProcessGroupChild.Termination
+        var attempt = 1
+        while true {
+            let child: ProcessGroupChild
+            do {
+                commandRunning = true
+                child = try ProcessGroupChild(arguments: command, defaultSignals: forwardedSignals + [SIGPIPE])
+            } catch let error as SpawnError {
+                commandRunning = false
+                Failure.report(error.description)
+                return settle(.rejected(code: Int(error.shellStatus), message: error.description))?.rawValue
+                    ?? error.shellStatus
+            }
+            termination = try supervise(child, forwarding: blocked)
             commandRunning = false
-            Failure.report(error.description)
-            return settle(.rejected(code: Int(error.shellStatus), message: error.description))?.rawValue
-                ?? error.shellStatus
+            guard !cancelled, attempt <= retries, termination.shellStatus != 0 else { break }
+            attempt += 1
+            Failure.report("\(command[0]) failed (status \(termination.shellStatus)); running it again, "
+                + "try \(attempt) of \(retries + 1)")
+            // Each run's output makes its own value and message.
+            captured = []
+            capturedOverflow = false
+            stderrTail = []
         }
-
-        let termination = try supervise(child, forwarding: blocked)
-        commandRunning = false
         if cancelled {
             Failure.report("\(id) was cancelled; stopped \(command[0])")
             // A command that ended well all the same did not settle ID: the cancellation did.

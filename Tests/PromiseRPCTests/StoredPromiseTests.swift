@@ -9,7 +9,7 @@ struct StoredPromiseTests {
         name: "joined", created: 1_700_000_000_000, settled: 1_700_000_000_500, state: "rejected",
         value: ["kept": [1, 2.5, nil, false]], reason: ["message": "boom", "data": ["exit": 2]], progress: 0.75,
         progressMessage: "3/4", timeoutMilliseconds: 1_500, deadline: 1_700_000_001_500, lease: true, execStarted: true,
-        pool: "cc", queueTicket: 42)
+        pool: "cc", queueTicket: 42, retry: 2, retryDelayMs: 500, attempts: 1)
 
     static let bare = StoredPromise(id: "b", sequence: 0, kind: "created", created: 0)
 

@@ -47,6 +47,15 @@ final class ExecJob {
     /// The step's promise when a restarted daemon re-attached to its
     /// running monitor (Registry+RunningSteps.swift): settled from the outcome the monitor writes.
     var reattached: Promise<JSONValue>?
+    /// How many more times a failed command is run (`then`'s `retry`): on a
+    /// non-zero exit or a signal, and when its monitor was lost at a restart.
+    var retries = 0
+    /// How long after a failure it runs again (`retryDelayMs`).
+    var retryDelayMilliseconds: UInt64 = 0
+    /// How many times its command was started (the record's `attempts`).
+    var attempts = 0
+    /// Ends the wait before the next attempt at once (a cancel), while it waits.
+    var abandonRetry: (() -> Void)?
 
     init(spec: ProcessSpec) {
         self.spec = spec

@@ -148,7 +148,7 @@ extension Registry {
         var started: StartedStepAtRestart?
         let entry: RemotePromise
         switch stored.kind {
-        case "then" where stored.execStarted:
+        case "then" where stored.execStarted && !runsAgainAtRestart(stored):
             // Its command may have done its work, or part of it: it is not run a second time,
             // but settled from its outcome when its monitor outlived the daemon.
             let core = Promise<JSONValue>()

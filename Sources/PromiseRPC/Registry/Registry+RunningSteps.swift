@@ -83,6 +83,28 @@ extension Registry {
         }
     }
 
+    /// Whether a step stored as started runs again after the restart, as a
+    /// step whose parent has settled does: it has attempts left (`retry`),
+    /// and its command failed while no daemon ran, or its monitor is gone
+    /// without a word. A monitor still running is re-attached to instead.
+    func runsAgainAtRestart(_ stored: StoredPromise) -> Bool {
+        guard let retry = stored.retry, (stored.attempts ?? 1) <= retry else { return false }
+        if let pid = stored.execPid, let startTime = stored.execStartTime,
+           LeftoverProcessGroup(pid: pid, startTime: startTime).isSame(in: leftoverProcesses) {
+            return false
+        }
+        guard let files = stepOutputFolder.map({ StepOutputFiles(folder: $0, sequence: stored.sequence) }),
+              let written = files.written(limit: limits.maxProcessOutputBytes)
+        else { return true }
+        guard case .failure = written.outcome.settlement(maxDepth: limits.maxValueDepth,
+                                                         outputLimit: limits.maxProcessOutputBytes)
+        else { return false }
+        logger.info("A step failed while no daemon ran; running its command again", metadata: [
+            "promise.id": "\(stored.id)", "attempt": "\((stored.attempts ?? 1) + 1)", "attempts": "\(retry + 1)",
+        ])
+        return true
+    }
+
     /// Settles a step restored as started from what its monitor wrote: its
     /// log completed, its exit status kept, its files removed once stored.
     /// Returns whether this settled it.

@@ -23,12 +23,16 @@ extension Registry {
         let cwd = try params.string("cwd")
         let env = try params.stringMap("env")
         let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let retry = try params.int("retry", in: 0...Self.maxRetries)
+        let retryDelay = try params.int("retryDelayMs", in: 0...Self.maxRetryDelayMilliseconds)
         if let argv, argv.first?.isEmpty ?? true {
             throw RPCParams.invalid("exec", "\"exec\" must name a program to run: [\"program\", \"arg\", …]")
         }
         if argv == nil {
             if cwd != nil { throw RPCParams.invalid("cwd", "\"cwd\" needs \"exec\"") }
             if env != nil { throw RPCParams.invalid("env", "\"env\" needs \"exec\"") }
+            if retry != nil { throw RPCParams.invalid("retry", "\"retry\" needs \"exec\"") }
+            if retryDelay != nil { throw RPCParams.invalid("retryDelayMs", "\"retryDelayMs\" needs \"exec\"") }
         }
         let spec = argv.map { argv in
             ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
@@ -41,8 +45,17 @@ extension Registry {
         let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
         if let existing { return existing }
         try reserve()
-        return makeChild(of: parent, id: id, on: on, exec: spec, pool: pool)
+        let entry = makeChild(of: parent, id: id, on: on, exec: spec, pool: pool)
+        if let job = entry.job {
+            job.retries = retry ?? 0
+            job.retryDelayMilliseconds = UInt64(retryDelay ?? 0)
+        }
+        return entry
     }
+
+    /// The most `retry` takes, and the longest `retryDelayMs` (an hour).
+    static let maxRetries = 100
+    static let maxRetryDelayMilliseconds = 3_600_000
 
     /// Makes and registers the `then` child `id` of `parent`: at a `then`
     /// request, and again at start-up for a child stored pending (`restoring`):
@@ -59,6 +72,9 @@ extension Registry {
         }
         let job = ExecJob(spec: spec)
         job.pool = pool ?? stored?.pool ?? ExecPools.defaultName
+        job.retries = stored?.retry ?? 0
+        job.retryDelayMilliseconds = stored?.retryDelayMs ?? 0
+        job.attempts = stored?.attempts ?? 0
         if let stored, let ticket = stored.queueTicket, !stored.execStarted {
             requeueRestored(job, childID: id, ticket: ticket)
         }
@@ -79,6 +95,7 @@ extension Registry {
         child.onCancel(on: executor) {
             boxedJob.value.cancelled = true
             boxedJob.value.process?.terminate(graceMilliseconds: grace)
+            boxedJob.value.abandonRetry?()
         }
     }
 
@@ -231,18 +248,25 @@ extension Registry {
         let slot = job.slot
         let files = job.outputFiles
         job.launched = now()
+        job.attempts += 1
+        job.recordedProcess = nil
         do {
             let sequence = entries[childID]?.sequence ?? -1
             let process = try services.launch(spec, onOutput: { [weak self] stream, bytes in
                 self?.appendLog(childID, sequence: sequence, stream, bytes)
             }) { [weak self, weak job] outcome in
-                self?.execEnded(holding: slot)
                 job?.process = nil
                 job?.exitStatus = outcome.exitStatus
-                job?.sharedInput = nil
                 self?.logger.debug("Process exited", metadata: metadata.merging(
                     ["process.status": "\(outcome.exitStatus)"]) { _, new in new })
-                switch outcome.settlement(maxDepth: maxDepth, outputLimit: outputLimit) {
+                let settlement = outcome.settlement(maxDepth: maxDepth, outputLimit: outputLimit)
+                if case .failure = settlement, let self, let job, retriesLeft(job) {
+                    retryLater(job, spec, settling: result, childID: childID)
+                    return
+                }
+                self?.execEnded(holding: slot)
+                job?.sharedInput = nil
+                switch settlement {
                 case .success(let value): result.fulfill(value)
                 case .failure(let rejection): result.reject(rejection.at(childID))
                 }
@@ -263,6 +287,48 @@ extension Registry {
             result.reject(RemoteRejection(
                 code: 127, message: "cannot run \(spec.argv[0]): \(error)",
                 data: ["exitStatus": 127], origin: childID))
+        }
+    }
+}
+
+extension Registry {
+    /// Whether `job`'s command, which just failed, runs again: attempts
+    /// remain, and it was neither cancelled nor stopped with the daemon.
+    func retriesLeft(_ job: ExecJob) -> Bool {
+        job.attempts <= job.retries && !job.cancelled && !isStopping
+    }
+
+    /// Runs `job`'s failed command again after its delay, holding its slot
+    /// meanwhile; the new attempt is stored before it starts (write-ahead).
+    /// A cancel during the delay ends the step at once.
+    func retryLater(_ job: ExecJob, _ spec: ProcessSpec, settling result: Promise<JSONValue>, childID: String) {
+        logger.info("Step failed; running its command again", metadata: [
+            "promise.id": "\(childID)", "attempt": "\(job.attempts + 1)", "attempts": "\(job.retries + 1)",
+            "process.status": "\(job.exitStatus.map(String.init) ?? "")",
+        ])
+        var timer: (any ScheduledTimer)?
+        let giveUp = { [weak self, weak job] in
+            timer?.cancel()
+            job?.abandonRetry = nil
+            guard let self, let job else { return }
+            execEnded(holding: job.slot)
+            job.slot = nil
+            job.sharedInput = nil
+            removeOnceStored(job.outputFiles, childID: childID)
+            result.reject(CancellationError())
+        }
+        job.abandonRetry = giveUp
+        timer = services.schedule(afterMilliseconds: job.retryDelayMilliseconds) { [weak self, weak job] in
+            guard let self, let job, job.abandonRetry != nil else { return }
+            guard !job.cancelled, !isStopping, result.isPending else { return giveUp() }
+            job.abandonRetry = nil
+            guard let journal else { return launch(job, spec, settling: result, childID: childID) }
+            journal.touch(childID)
+            journal.afterCommit { [weak self, weak job] _ in
+                guard let self, let job else { return }
+                guard !job.cancelled, !isStopping else { return giveUp() }
+                launch(job, spec, settling: result, childID: childID)
+            }
         }
     }
 }

@@ -119,6 +119,7 @@ extension RemotePromise {
         // as many combinators): listed in full, its record (in every answer
         // and notification about it) could pass the clients' line limit. The
         // rest of the children are read with `list` and `parent`.
+        object.value("attempts", ifPresent: job.flatMap { $0.retries > 0 && $0.attempts > 0 ? .int($0.attempts) : nil })
         object.strings("children", childIDs.count > maxChildren ? Array(childIDs.prefix(maxChildren)) : childIDs)
         object.value("childrenOmitted", ifPresent: childIDs.count > maxChildren ? .int(childIDs.count - maxChildren) : nil)
         if let consumerIDs {
@@ -142,6 +143,7 @@ extension RemotePromise {
         object.string("progressMessage", ifPresent: progressMessage)
         object.flag("queued", result == nil && (job?.isQueued ?? false))
         if case .failure(let error)? = result { object.value("reason", reason(for: error).json) }
+        object.value("retry", ifPresent: job.flatMap { $0.retries > 0 ? .int($0.retries) : nil })
         if let settled { object.int("settled", Int(settled)) } else { object.null("settled") }
         object.value("started", ifPresent: job?.launched.map { .int(Int($0)) })
         object.string("state", literal: Self.stateName(of: result))

@@ -39,6 +39,9 @@ extension RemotePromise {
             pool: job.flatMap { $0.pool == ExecPools.defaultName ? nil : $0.pool },
             queueTicket: result == nil && job?.isQueued == true ? job?.turn?.ticket : nil,
             started: job?.launched, exitStatus: job?.exitStatus,
-            valueOfInputs: references?.sources)
+            valueOfInputs: references?.sources,
+            retry: job.flatMap { $0.retries > 0 ? $0.retries : nil },
+            retryDelayMs: job.flatMap { $0.retries > 0 && $0.retryDelayMilliseconds > 0 ? $0.retryDelayMilliseconds : nil },
+            attempts: job.flatMap { $0.retries > 0 && $0.attempts > 0 ? $0.attempts : nil })
     }
 }

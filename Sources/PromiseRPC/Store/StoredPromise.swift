@@ -76,6 +76,12 @@ public struct StoredPromise: Sendable, Hashable {
     /// they were stored, and for steps that never ran.
     public var started: Int64?
     public var exitStatus: Int32?
+    /// A `then … exec` child's `retry` and `retryDelayMs`, and how many times
+    /// its command was started: a restart runs a failed or lost command
+    /// again while attempts remain. Absent when it has no retries.
+    public var retry: Int?
+    public var retryDelayMs: UInt64?
+    public var attempts: Int?
 
     public init(
         id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
@@ -86,7 +92,7 @@ public struct StoredPromise: Sendable, Hashable {
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
         execPid: Int32? = nil, execStartTime: UInt64? = nil,
         pool: String? = nil, queueTicket: Int? = nil, started: Int64? = nil, exitStatus: Int32? = nil,
-        valueOfInputs: [Int?]? = nil
+        valueOfInputs: [Int?]? = nil, retry: Int? = nil, retryDelayMs: UInt64? = nil, attempts: Int? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -119,6 +125,9 @@ public struct StoredPromise: Sendable, Hashable {
         self.started = started
         self.exitStatus = exitStatus
         self.valueOfInputs = valueOfInputs
+        self.retry = retry
+        self.retryDelayMs = retryDelayMs
+        self.attempts = attempts
     }
 
     public var isPending: Bool { state == "pending" }
@@ -153,6 +162,7 @@ extension StoredPromise {
 
     /// The document's members, in sorted key order.
     private func documentMembers<Sink: JSONObjectSink & ~Copyable>(into object: inout Sink) {
+        object.value("attempts", ifPresent: attempts.map { .int($0) })
         object.value("created", .int(Int(created)))
         object.string("cwd", ifPresent: cwd)
         object.value("deadline", ifPresent: deadline.map { .int(Int($0)) })
@@ -175,6 +185,8 @@ extension StoredPromise {
         object.string("progressMessage", ifPresent: progressMessage)
         object.value("queueTicket", ifPresent: queueTicket.map { .int($0) })
         object.value("reason", ifPresent: reason)
+        object.value("retry", ifPresent: retry.map { .int($0) })
+        object.value("retryDelayMs", ifPresent: retryDelayMs.map { .int(Int(clamping: $0)) })
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
         object.value("started", ifPresent: started.map { .int(Int($0)) })
@@ -224,7 +236,10 @@ extension StoredPromise {
             queueTicket: try reader.optional("queueTicket", \.intValue),
             started: try reader.optional("started", \.intValue).map(Int64.init),
             exitStatus: try reader.optional("exitStatus", \.intValue).flatMap { Int32(exactly: $0) },
-            valueOfInputs: try reader.optional("valueOfInputs", Reader.indexes))
+            valueOfInputs: try reader.optional("valueOfInputs", Reader.indexes),
+            retry: try reader.optional("retry", \.intValue),
+            retryDelayMs: try reader.optional("retryDelayMs", \.intValue).flatMap { UInt64(exactly: $0) },
+            attempts: try reader.optional("attempts", \.intValue))
         guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
             throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
         }

@@ -27,7 +27,9 @@ extension PromiseCtl {
                 (stdout too long), 2 when ID was cancelled and CMD still exited 0, 5 when \
                 another client settled ID meanwhile, 69 when the daemon is gone and ID \
                 could not be settled. CMD's output is also sent to the daemon as the \
-                step's log: `promisectl logs ID` shows its end.
+                step's log: `promisectl logs ID` shows its end. --retry N runs a CMD \
+                that fails (exits non-zero, or is killed) again, up to N more times, \
+                saying so on stderr; ID settles from the last run.
 
                 With --pool, CMD first waits for a slot of that pool of the daemon \
                 (first come first served, with the daemon's own steps of that pool), \
@@ -43,6 +45,7 @@ extension PromiseCtl {
                   promisectl run build/lib -- make -C lib
                   promisectl run fetch/data -- sh -c 'curl -s https://example.com/data.json'
                   promisectl run --pool cc obj/b.o -- cc -c b.c
+                  promisectl run --retry 2 fetch/data -- curl -fsS https://example.com/data.json
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -57,11 +60,16 @@ extension PromiseCtl {
         @Option(help: ArgumentHelp("Wait for a slot of this pool of the daemon before CMD starts.", valueName: "name"))
         var pool: String?
 
+        @Option(help: ArgumentHelp("Run CMD again, up to n more times, while it fails (exits non-zero or is killed) (default 0).",
+                                   valueName: "n"))
+        var retry = 0
+
         @Argument(parsing: .postTerminator, help: "The command to run, after --.")
         var command: [String] = []
 
         var call: Call {
-            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace.seconds, pool: pool, command: command)
+            Call(socket: connection.socket, reconnect: reconnect.timeout, id: id, grace: grace.seconds, pool: pool,
+                 command: command, retry: retry)
         }
 
         /// The parsed line (see ``ClientCall``).
@@ -72,9 +80,11 @@ extension PromiseCtl {
             var grace: Double = 2
             var pool: String?
             var command: [String] = []
+            var retry = 0
 
             func validate() throws {
                 try reconnect.validate()
+                if !(0...100).contains(retry) { throw ValidationError("--retry takes 0 to 100 more tries") }
                 if command.isEmpty { throw ValidationError("run needs a command after --, e.g. promisectl run ID -- make") }
                 if !(grace >= 0) || !grace.isFinite { throw ValidationError("--grace must be 0 or more seconds") }
                 if let pool, !DaemonLimits.isValidPoolName(pool) {
@@ -85,7 +95,7 @@ extension PromiseCtl {
             func run(with client: PromiseClient) throws {
                 if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
                 let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
-                                         pool: pool, reconnect: reconnect.policy)
+                                         pool: pool, reconnect: reconnect.policy, retries: retry)
                 let status = try session.run()
                 if status != 0 { throw ExitCode(status) }
             }

@@ -28,7 +28,10 @@ extension PromiseCtl {
                 maxLineBytes (1 MiB unless promised --max-line-bytes says otherwise). \
                 `promisectl logs CHILD` shows the end of CMD's stdout and stderr. \
                 --replace forgets a settled promise of the child's id first, so that a \
-                script run again makes it anew; a pending one is not replaced (exit 5).
+                script run again makes it anew; a pending one is not replaced (exit 5). \
+                --retry N runs a failed CMD (non-zero exit, killed, or lost with its \
+                monitor at a restart) again, up to N more times, --retry-delay apart; \
+                the child's record counts its "attempts".
 
                 Example:
                   promisectl then build/lib --id build/test -- make test
@@ -36,6 +39,7 @@ extension PromiseCtl {
                   promisectl then build/all --on rejected --daemon-env -- ./report.sh
                   promisectl then src --pool cc --id obj/a.o -- cc -c a.c
                   promisectl then src --id obj/a.o --replace -- cc -c a.c
+                  promisectl then src --id obj/a.o --retry 2 --retry-delay 1s -- cc -c a.c
                 """)
 
         enum Trigger: String, ExpressibleByArgument, CaseIterable {
@@ -69,12 +73,21 @@ extension PromiseCtl {
         @Flag(help: "Forget a settled promise of the child's id first (a pending one is kept: exit 5).")
         var replace = false
 
+        @Option(help: ArgumentHelp(
+            "Run CMD again, up to n more times, when it fails (exits non-zero, or is lost with its monitor) (default 0).",
+            valueName: "n"))
+        var retry: Int?
+
+        @Option(help: ArgumentHelp("How long to wait before each new try of --retry: seconds, or 500ms, 10s, 2m (default 0).",
+                                   valueName: "duration"))
+        var retryDelay: CommandDuration?
+
         @Argument(parsing: .postTerminator, help: "The command the daemon runs, after --.")
         var command: [String] = []
 
         var call: Call {
             Call(socket: connection.socket, id: id, childID: childID, on: on, cwd: cwd, environment: environment, pool: pool,
-                 daemonEnv: daemonEnv, command: command, replace: replace)
+                 daemonEnv: daemonEnv, command: command, replace: replace, retry: retry, retryDelay: retryDelay?.seconds)
         }
 
         /// The parsed line (see ``ClientCall``).
@@ -89,8 +102,17 @@ extension PromiseCtl {
             var daemonEnv = false
             var command: [String] = []
             var replace = false
+            var retry: Int?
+            var retryDelay: Double?
 
             func validate() throws {
+                if let retry, !(0...100).contains(retry) { throw ValidationError("--retry takes 0 to 100 more tries") }
+                if let retryDelay, !(0...3600).contains(retryDelay) {
+                    throw ValidationError("--retry-delay takes 0 to 1 hour (e.g. 500ms, 10s, 2m)")
+                }
+                if (retry != nil || retryDelay != nil) && command.isEmpty {
+                    throw ValidationError("--retry and --retry-delay need a command after --")
+                }
                 if replace && childID == nil { throw ValidationError("--replace needs the child's --id") }
                 for entry in environment where !entry.contains("=") || entry.hasPrefix("=") {
                     throw ValidationError("--env takes NAME=VALUE, got \(entry)")
@@ -106,6 +128,8 @@ extension PromiseCtl {
                 if let childID { params["childId"] = .string(childID) }
                 if let pool { params["pool"] = .string(pool) }
                 if replace { params["replace"] = true }
+                if let retry { params["retry"] = .int(retry) }
+                if let retryDelay { params["retryDelayMs"] = .int(Int((retryDelay * 1000).rounded())) }
                 if !command.isEmpty {
                     params["exec"] = .array(command.map { .string($0) })
                     let directory = workingDirectory()
