@@ -1,7 +1,6 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
-import Synchronization
 import Testing
 
 /// A batch runs in slices of a turn's budget each, the rest in later turns
@@ -10,12 +9,6 @@ import Testing
 /// budget of 3 ticks lets a slice run 3 members.
 @Suite("batches run in slices of a loop turn")
 struct DispatcherBatchSliceTests {
-    /// A clock that moves on by one each time it is read.
-    final class TickClock: Sendable {
-        private let ticks = Atomic<UInt64>(0)
-        func read() -> UInt64 { ticks.add(1, ordering: .relaxed).newValue }
-    }
-
     private static func creates(_ count: Int) -> [(method: String, params: JSONValue)] {
         (0..<count).map { ("create", ["id": .string("p\($0)")]) }
     }
@@ -23,7 +16,7 @@ struct DispatcherBatchSliceTests {
     private static func slicedHarness(store: MemoryPromiseStore? = nil) -> (RPCHarness, RPCManualExecutor) {
         let loop = RPCManualExecutor()
         let harness = RPCHarness(store: store, executor: loop)
-        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: TickClock().read)
+        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: RPCTickClock().read)
         return (harness, loop)
     }
 
@@ -87,7 +80,7 @@ struct DispatcherBatchSliceTests {
     @Test("with an executor that runs work at once, every slice runs before the line returns")
     func inlineExecutorRunsEverySlice() throws {
         let harness = RPCHarness()
-        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: TickClock().read)
+        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: RPCTickClock().read)
         let peer = harness.connect()
         let answers = try harness.batchAnswers(Self.creates(1_000), from: peer)
         #expect(answers.count == 1_000)
