@@ -114,8 +114,7 @@ public final class Dispatcher: RPCHandler {
     /// Runs members of `run` until all have run or the turn's budget is
     /// spent (a member at least). Returns whether all have run.
     private func runSlice(of run: BatchRun) -> Bool {
-        var budget = turnBudget
-        budget.start()
+        let budget = startedTurnBudget()
         while let (index, member) = run.next() {
             let answered = process(
                 member, from: run.peer, answers: BatchMemberAnswers(batch: run.answer, index: index), slice: budget)
@@ -259,6 +258,13 @@ public final class Dispatcher: RPCHandler {
         case record(RemotePromise)
     }
 
+    /// ``turnBudget``, started now: the slice of a request sent on its own.
+    private func startedTurnBudget() -> TurnBudget {
+        var budget = turnBudget
+        budget.start()
+        return budget
+    }
+
     /// Runs `method`; nil when the answer comes later (or never, for a
     /// notification).
     ///
@@ -281,7 +287,7 @@ public final class Dispatcher: RPCHandler {
         case .resolve: .record(try registry.resolve(params, idBytes: lentID?.bytes))
         case .reject: .record(try registry.reject(params, idBytes: lentID?.bytes))
         case .cancel: .record(try registry.cancel(params))
-        case .cancelPrefix: .value(try registry.cancelPrefix(params))
+        case .cancelPrefix: .value(try registry.cancelPrefix(params, slice: turnBudget))
         case .get: .record(try registry.get(params))
         case .list: .value(try registry.list(params, maxBytes: room, slice: slice))
         case .wait: try registry.wait(params, call()).map(Reply.record)
