@@ -15,6 +15,15 @@ final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards
     /// True when no work is queued.
     var isEmpty: Bool { lock.withLock { queue.isEmpty } }
 
+    /// Runs the work queued now, not what it queues: one loop turn.
+    func runTurn() {
+        let turn = lock.withLock { () -> [@Sendable () -> Void] in
+            defer { queue = [] }
+            return queue
+        }
+        for work in turn { work() }
+    }
+
     /// Runs queued work, and what that work queues, until none is left.
     func drain() {
         while let work = lock.withLock({ queue.isEmpty ? nil : queue.removeFirst() }) { work() }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Promise
-import PromiseRPC
+@testable import PromiseRPC
 import Testing
 
 /// A connection as the dispatcher sees it: keeps every line sent to it.
@@ -12,6 +12,8 @@ final class RPCFakePeer: RPCPeer {
     private(set) var sent: [[UInt8]] = []
     /// Read position in `sent` for `takeMessages()`.
     private var read = 0
+    /// "continues" and "finished", as the dispatcher called `lineContinues` and `lineFinished`.
+    private(set) var lineEvents: [String] = []
 
     init(connectionID: UInt64) {
         self.connectionID = connectionID
@@ -31,6 +33,9 @@ final class RPCFakePeer: RPCPeer {
 
     /// Every message sent, parsed.
     var messages: [JSONValue] { sent.map { try! JSONValue(parsing: $0) } }
+
+    func lineContinues() { lineEvents.append("continues") }
+    func lineFinished() { lineEvents.append("finished") }
 
     /// The messages sent since the last call.
     @discardableResult
@@ -150,6 +155,8 @@ final class RPCHarness {
         }
         registry = Registry(limits: limits, services: loop, executor: executor, journal: journal, logger: logger)
         dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
+        // A line's work in one go, however slow the build: what it makes is then exact.
+        dispatcher.turnBudget = .unbounded
     }
 
     /// Runs the journal's pending loop work: cuts, commits and releases what they held.

@@ -83,4 +83,43 @@ struct RegistryCancelPrefixTests {
         #expect(harness.errorCode("cancelPrefix", ["prefix": "a", "cursor": "x"], from: peer) == -32602)
         #expect(harness.state("a", from: peer) == "pending")
     }
+
+    @Test("stops its cancels once its slice of the turn is spent, and goes on from the cursor")
+    func stopsAtTheSliceBudget() {
+        let harness = RPCHarness()
+        // One tick per reading of the clock: 3 cancels a call.
+        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: RPCTickClock().read)
+        let peer = harness.connect()
+        for index in 0..<7 { harness.call("create", ["id": .string("job/\(index)")], from: peer) }
+        harness.call("create", ["id": "other"], from: peer)
+        let first = harness.call("cancelPrefix", ["prefix": "job/"], from: peer)
+        #expect(first["cancelled"] == 3)
+        #expect(harness.state("job/2", from: peer) == "cancelled")
+        #expect(harness.state("job/3", from: peer) == "pending")
+        let second = harness.call("cancelPrefix", ["prefix": "job/", "cursor": first["cursor"] ?? .null], from: peer)
+        #expect(second["cancelled"] == 3)
+        let third = harness.call("cancelPrefix", ["prefix": "job/", "cursor": second["cursor"] ?? .null], from: peer)
+        #expect(third == ["cancelled": 1, "cursor": .null])
+        #expect((0..<7).allSatisfy { harness.state("job/\($0)", from: peer) == "cancelled" })
+        #expect(harness.state("other", from: peer) == "pending")
+    }
+
+    @Test("a call stopped by its slice counts what a cancel above them ended past where it stopped, once")
+    func stoppedCallCountsCascadeOnce() {
+        let harness = RPCHarness()
+        harness.dispatcher.turnBudget = TurnBudget(nanoseconds: 3, clock: RPCTickClock().read)
+        let peer = harness.connect()
+        for index in 0..<2 { harness.call("create", ["id": .string("job/\(index)")], from: peer) }
+        harness.call("create", ["id": "job/parent"], from: peer)
+        for index in 0..<3 { harness.call("create", ["id": .string("job/x\(index)")], from: peer) }
+        for index in 0..<4 {
+            harness.call("then", ["id": "job/parent", "childId": .string("job/kid\(index)")], from: peer)
+        }
+        // Stops after job/0, job/1 and job/parent, whose cancel ended its 4 children too.
+        let first = harness.call("cancelPrefix", ["prefix": "job/"], from: peer)
+        #expect(first["cancelled"] == 7)
+        #expect(harness.state("job/x0", from: peer) == "pending")
+        let second = harness.call("cancelPrefix", ["prefix": "job/", "cursor": first["cursor"] ?? .null], from: peer)
+        #expect(second == ["cancelled": 3, "cursor": .null])
+    }
 }

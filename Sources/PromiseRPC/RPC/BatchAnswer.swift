@@ -45,7 +45,7 @@ final class BatchAnswer {
         let remaining = remainingBytes
         let size = answer.byteCount(upTo: remaining) + 1
         if size <= remaining {
-            answers[index] = answer
+            answers[index] = answer.writingResult()
             bytes += size
         } else {
             let replacement = answer.replaced(by: Self.tooLarge(maxBytes))

@@ -1,4 +1,5 @@
 import Logging
+import Promise
 
 /// The JSON-RPC 2.0 side of the daemon: reads each line a connection sends,
 /// checks the envelope, runs the method on the ``Registry`` and writes the
@@ -11,6 +12,11 @@ import Logging
 ///   request, -32601 unknown method, -32602 bad params, -32004 batch too
 ///   large) and the connection stays usable.
 /// - `wait` may answer later; answers on one connection can come out of order.
+/// - A batch runs in slices of about ``TurnBudget/standard`` each, one a loop
+///   turn, so that the other clients are served between them; its
+///   connection handles no further line until the last slice has run
+///   (`RPCPeer.lineContinues()`). Its one answer goes out once every
+///   member has run and what they changed is stored.
 ///
 /// ```swift
 /// let dispatcher = Dispatcher(registry: registry, limits: limits, logger: logger)
@@ -29,6 +35,10 @@ public final class Dispatcher: RPCHandler {
     /// `@exclusivity(unchecked)`: loop thread only, and no access to it
     /// spans a call that could reach it again.
     @exclusivity(unchecked) private var spareParams: [RPCParams.Pair]?
+    /// How long one slice of a batch runs before the loop serves others.
+    var turnBudget = TurnBudget.standard
+    /// Set by ``stop(_:)``: batches still running stop.
+    private var isStopping = false
 
     public init(registry: Registry, limits: DaemonLimits, logger: Logger) {
         self.registry = registry
@@ -59,7 +69,8 @@ public final class Dispatcher: RPCHandler {
         if line.allSatisfy(Self.isJSONWhitespace) { return }
         let message: RequestLine
         do {
-            // Ids lent: the line is read and answered before this returns.
+            // Ids lent: the line is read before this returns (a batch that
+            // goes on in later turns takes its members' ids first).
             message = try RequestLine(parsing: line, reusing: &spareParams, lendingIDs: true)
         } catch {
             send(.json(JSONRPCResponse.error(.null, RPCError(.parseError, "parse error: the line is not valid JSON"))), to: peer)
@@ -77,7 +88,7 @@ public final class Dispatcher: RPCHandler {
         registry.endAnswer()
     }
 
-    private func handleBatch(_ members: [JSONRPCEnvelope?], from peer: any RPCPeer) {
+    private func handleBatch(_ members: consuming [JSONRPCEnvelope?], from peer: any RPCPeer) {
         if members.isEmpty {
             send(.json(JSONRPCResponse.error(.null, RPCError(.invalidRequest, "an empty batch is not a request"))), to: peer)
             return
@@ -89,20 +100,78 @@ public final class Dispatcher: RPCHandler {
             send(.json(JSONRPCResponse.error(.null, error)), to: peer)
             return
         }
-        let batch = BatchAnswer(count: members.count, maxBytes: limits.maxBatchAnswerBytes) { [weak self] answers in
+        let answer = BatchAnswer(count: members.count, maxBytes: limits.maxBatchAnswerBytes) { [weak self] answers in
             self?.send(.batch(answers), to: peer)
         }
-        for (index, member) in members.enumerated() {
-            let answered = process(member, from: peer, answers: BatchMemberAnswers(batch: batch, index: index))
-            if answered { batch.expect(index) }
+        let run = BatchRun(members: members, peer: peer, answer: answer)
+        guard !runSlice(of: run) else { return }
+        // The rest runs in later turns: the line is read no longer.
+        run.ownLentIDs()
+        peer.lineContinues()
+        continueLater(run)
+    }
+
+    /// Runs members of `run` until all have run or the turn's budget is
+    /// spent (a member at least). Returns whether all have run.
+    private func runSlice(of run: BatchRun) -> Bool {
+        let budget = startedTurnBudget()
+        while let (index, member) = run.next() {
+            let answered = process(
+                member, from: run.peer, answers: BatchMemberAnswers(batch: run.answer, index: index), slice: budget)
+            if answered { run.answer.expect(index) }
+            if run.isFinished { break }
+            if budget.isSpent { return false }
         }
-        batch.close()
+        run.answer.close()
+        return true
+    }
+
+    /// Runs the next slice of `run` in a later loop turn (through the
+    /// registry's executor, which runs what the loop thread gives it after
+    /// the loop has looked for I/O).
+    private func continueLater(_ run: BatchRun) {
+        let boxed = LoopBound((dispatcher: WeakLoopBound(self), run: run))
+        registry.executor.execute {
+            boxed.value.dispatcher.value?.resume(boxed.value.run)
+        }
+    }
+
+    /// Runs slices of `run` until it is done or must wait for a later turn.
+    /// A batch whose connection closed, or that the daemon's stop overtook,
+    /// stops where it is: the rest is dropped, as the lines that connection
+    /// had not handled yet are.
+    private func resume(_ run: BatchRun) {
+        if run.isRunning {
+            run.runsAgain = true
+            return
+        }
+        run.isRunning = true
+        defer { run.isRunning = false }
+        repeat {
+            run.runsAgain = false
+            guard run.peer.isOpen, !isStopping else {
+                run.abandon()
+                run.peer.lineFinished()
+                return
+            }
+            registry.beginAnswer()
+            let finished = runSlice(of: run)
+            registry.endAnswer()
+            if finished {
+                run.peer.lineFinished()
+                return
+            }
+            continueLater(run)
+        } while run.runsAgain
     }
 
     /// Runs one message. `answers` is sent the answer message once, now or
     /// later, unless it is a notification. Returns whether it will be.
+    /// `slice`: the budget of the batch slice it runs in, which a `list`
+    /// page ends at.
     private func process(
-        _ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answers: some AnswerChannel
+        _ message: consuming JSONRPCEnvelope?, from peer: any RPCPeer, answers: some AnswerChannel,
+        slice: TurnBudget? = nil
     ) -> Bool {
         let id: JSONValue?
         let method: RequestedMethod
@@ -124,7 +193,8 @@ public final class Dispatcher: RPCHandler {
             // destroying it (its answer channel's references) for every
             // create and resolve cost about 230 instructions a pair.
             let reply = try route(
-                method, params, lentID: lentID, connectionID: peer.connectionID, room: answers.remainingBytes
+                method, params, lentID: lentID, connectionID: peer.connectionID, room: answers.remainingBytes,
+                slice: slice
             ) {
                 RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
             }
@@ -188,6 +258,13 @@ public final class Dispatcher: RPCHandler {
         case record(RemotePromise)
     }
 
+    /// ``turnBudget``, started now: the slice of a request sent on its own.
+    private func startedTurnBudget() -> TurnBudget {
+        var budget = turnBudget
+        budget.start()
+        return budget
+    }
+
     /// Runs `method`; nil when the answer comes later (or never, for a
     /// notification).
     ///
@@ -196,6 +273,7 @@ public final class Dispatcher: RPCHandler {
     /// method listed before it.
     private func route(
         _ method: RequestedMethod, _ params: RPCParams, lentID: LentPromiseID?, connectionID: UInt64, room: Int?,
+        slice: TurnBudget?,
         call: () -> RegistryCall
     ) throws -> Reply? {
         guard case .known(let known) = method else {
@@ -209,9 +287,9 @@ public final class Dispatcher: RPCHandler {
         case .resolve: .record(try registry.resolve(params, idBytes: lentID?.bytes))
         case .reject: .record(try registry.reject(params, idBytes: lentID?.bytes))
         case .cancel: .record(try registry.cancel(params))
-        case .cancelPrefix: .value(try registry.cancelPrefix(params))
+        case .cancelPrefix: .value(try registry.cancelPrefix(params, slice: turnBudget))
         case .get: .record(try registry.get(params))
-        case .list: .value(try registry.list(params, maxBytes: room))
+        case .list: .value(try registry.list(params, maxBytes: room, slice: slice))
         case .wait: try registry.wait(params, call()).map(Reply.record)
         case .subscribe: .value(try registry.subscribe(params, call()))
         case .unsubscribe: .value(try registry.unsubscribe(params, call()))
@@ -300,6 +378,7 @@ public final class Dispatcher: RPCHandler {
     /// Stops: rejects what cannot go on without the daemon (running
     /// commands), then calls `done` once every change is stored.
     public func stop(_ done: @escaping () -> Void) {
+        isStopping = true
         registry.prepareToStop()
         guard let journal = registry.journal else { return done() }
         journal.flush(done)

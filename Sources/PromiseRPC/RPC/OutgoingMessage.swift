@@ -7,8 +7,8 @@
 enum OutgoingMessage {
     case json(JSONValue)
     /// `line` is the whole answer, `{"id":…,"jsonrpc":"2.0","result":…}`
-    /// and its newline, whose result is a record; `id` is kept for
-    /// ``refusingResults(_:)``.
+    /// and its newline, whose result is a record or was written out ahead
+    /// (``writingResult()``); `id` is kept for ``refusingResults(_:)``.
     case recordResult(id: JSONValue, line: [UInt8])
     /// The answers to a batch, in order, sent as one array.
     case batch([OutgoingMessage])
@@ -81,6 +81,16 @@ enum OutgoingMessage {
             }
             return total
         }
+    }
+
+    /// The message with its result written out as text now, kept with its
+    /// id as ``recordResult(id:line:)`` answers are (errors and other
+    /// messages are left as they are). A batch keeps its answers so, each
+    /// written in the loop turn that made it: written all at once when the
+    /// last member has run, a thousand `list` pages held the loop for seconds.
+    func writingResult() -> OutgoingMessage {
+        guard case .json(.object(let members)) = self, members["result"] != nil else { return self }
+        return .recordResult(id: members["id"] ?? .null, line: serializedLine())
     }
 
     /// An error answer carrying `error`, to the same request as this answer.

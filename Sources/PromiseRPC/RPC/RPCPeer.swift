@@ -35,6 +35,14 @@ public protocol RPCPeer: AnyObject {
     /// (one in the reserve asking to wait): the peer closes once the
     /// answers to it are written, rather than keep a place others need.
     func closeAfterAnswer()
+    /// The line being handled goes on in later loop turns (a long batch,
+    /// run a slice a turn): the peer handles no further line of this
+    /// connection, and reads none, until ``lineFinished()``, so that the
+    /// connection's answers keep their order while other clients are served.
+    func lineContinues()
+    /// The line ``lineContinues()`` kept open has run: the lines held
+    /// meanwhile are handled, then reading goes on.
+    func lineFinished()
 }
 
 extension RPCPeer {
@@ -50,4 +58,7 @@ extension RPCPeer {
     public func release(bytes: Int) {}
     /// A peer that is not a connection has no place to give up.
     public func closeAfterAnswer() {}
+    /// A peer that is not a connection reads no lines of its own to hold.
+    public func lineContinues() {}
+    public func lineFinished() {}
 }

@@ -6,8 +6,9 @@ import Promise
 /// The registry keeps no index by id order, so a prefix is found by looking
 /// at promises in creation order, as `list` does; with up to `maxPromises`
 /// (a million by default) held, one call looks at no more than
-/// ``cancelPrefixScanAllowance`` of them and answers a cursor to go on from,
-/// so that no call holds the loop (and every other client) for long.
+/// ``cancelPrefixScanAllowance`` of them, and cancels them only until its
+/// slice of the loop turn is spent, then answers a cursor to go on from, so
+/// that no call holds the loop (and every other client) for long.
 extension Registry {
     /// The most promises one `cancelPrefix` call looks at. Each costs a
     /// byte comparison of its id (and, for a match, what its cancel does):
@@ -27,13 +28,15 @@ extension Registry {
     /// `cancelled` counts the promises with the prefix that this call found
     /// pending and left cancelled, whether by their own cancel or by one
     /// above them. A non-null `cursor` means promises remain to be looked
-    /// at: call again with it until it is null.
+    /// at: call again with it until it is null. The cancels stop once a
+    /// `slice` of time has passed since the scan (one at least), the cursor
+    /// then naming the last promise cancelled by its own cancel.
     ///
     /// ```json
     /// {"jsonrpc":"2.0","id":1,"method":"cancelPrefix","params":{"prefix":"build/"}}
     /// → {"cancelled":21,"cursor":null}
     /// ```
-    func cancelPrefix(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func cancelPrefix(_ params: RPCParams, slice: TurnBudget = .unbounded) throws(RPCError) -> JSONValue {
         guard let prefix = try params.string("prefix") else {
             throw RPCParams.invalid("prefix", "missing \"prefix\"")
         }
@@ -42,20 +45,31 @@ extension Registry {
         }
         let start = try prefixScanStart(params, method: "cancelPrefix")
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.cancelPrefixScanAllowance)
-        let end = overflow ? order.count : min(order.count, scanEnd)
+        var end = overflow ? order.count : min(order.count, scanEnd)
         // Found first, cancelled after: a cancel may add to nothing here, but
         // it settles promises further on, which are counted as they end.
-        var matched: [RemotePromise] = []
+        var matched: [(entry: RemotePromise, index: Int)] = []
         for index in start..<end {
             let entry = order[index]
             guard !entry.isRemoved, entry.isPending, entry.id.utf8.starts(with: prefix.utf8) else { continue }
-            matched.append(entry)
+            matched.append((entry, index))
         }
-        for entry in matched where entry.isPending {
+        // The cancels' time counts from here: a scan that spent it would
+        // leave each call one cancel, and 100,000 calls of scans.
+        var budget = slice
+        budget.start()
+        for (position, (entry, index)) in matched.enumerated() where entry.isPending {
             promise(of: entry).cancel()
+            if position + 1 < matched.count && budget.isSpent {
+                // The next call goes on after this one and finds again those
+                // past it still pending; those a cancel above them ended are
+                // counted now, as they will not be found pending then.
+                end = index + 1
+                break
+            }
         }
-        let cancelled = matched.count(where: { (entry: RemotePromise) -> Bool in
-            if case .failure(let error)? = entry.result { return error is CancellationError }
+        let cancelled = matched.count(where: { (found: (entry: RemotePromise, index: Int)) -> Bool in
+            if case .failure(let error)? = found.entry.result { return error is CancellationError }
             return false
         })
         let cursor: JSONValue = end < order.count ? .string(String(order[end - 1].sequence)) : .null

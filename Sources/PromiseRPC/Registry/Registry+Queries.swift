@@ -28,8 +28,11 @@ extension Registry {
     /// page of large values is as bounded as one record. The prefix is
     /// compared byte for byte. With `parent`, only that promise's `then`
     /// children are looked at: the ones past `maxRecordChildren`, which its
-    /// record leaves out, are read this way.
-    func list(_ params: RPCParams, maxBytes: Int? = nil) throws(RPCError) -> JSONValue {
+    /// record leaves out, are read this way. Within a batch, a page also ends
+    /// once the batch's `slice` of the loop turn is spent (it holds at least
+    /// one record), so that a batch of `list` calls yields the loop between
+    /// its pages rather than in the middle of none.
+    func list(_ params: RPCParams, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RPCError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
         let prefix = try params.string("prefix")
         let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
@@ -45,13 +48,15 @@ extension Registry {
             // Children are listed by their place among the parent's children.
             let children = try entry(parentID).childIDs
             let start = try Self.listPosition(cursor).map { min($0, children.count) + 1 } ?? 0
-            return listPage(count: children.count, from: start, limit: limit, maxBytes: maxBytes, filter: filter) { index in
+            return listPage(count: children.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
+                            filter: filter) { index in
                 (self.entries[children[index]], index)
             }
         }
         // Everything else by creation order: the cursor is a sequence number.
         let start = try Self.listPosition(cursor).map(firstIndex(after:)) ?? 0
-        return listPage(count: order.count, from: start, limit: limit, maxBytes: maxBytes, filter: filter) { index in
+        return listPage(count: order.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
+                        filter: filter) { index in
             (self.order[index], self.order[index].sequence)
         }
     }
@@ -73,8 +78,10 @@ extension Registry {
     /// `maxBytes` when given (the room left in a batch's answer), but always
     /// one record when there is one: a batch of a thousand `list` calls
     /// makes at most its answer's bound of records, not a thousand full pages.
+    /// It ends, too, once `slice` is spent.
     private func listPage(
-        count: Int, from start: Int, limit: Int, maxBytes: Int?, filter: (RemotePromise) -> Bool,
+        count: Int, from start: Int, limit: Int, maxBytes: Int?, slice: TurnBudget?,
+        filter: (RemotePromise) -> Bool,
         candidate: (Int) -> (RemotePromise?, Int)
     ) -> JSONValue {
         // What the answer adds around the page: its envelope, the cursor.
@@ -104,6 +111,10 @@ extension Registry {
             }
             pageBytes += bytes
             page.append(made)
+            if let slice, index < end, slice.isSpent {
+                next = .string(String(position))
+                break
+            }
         }
         // Stopped by the allowance, not by a full page: go on after the last one looked at.
         if next == .null && index < count && index == end {

@@ -19,6 +19,12 @@ import Promise
 /// Holding it to the end of the answer spares the executor's hop (a closure
 /// made, queued under a lock, an idle watcher started, then run and freed):
 /// about 1,000 instructions per settlement, one per create+resolve pair.
+///
+/// Passing news on is bounded per loop turn (``TurnBudget``): a cancel or
+/// a settlement that reaches 100,000 promises makes 100,000 pieces of news,
+/// each telling waiters and subscribers. What is left once the turn's
+/// budget is spent is passed on in later turns, through one executor item
+/// at a time, and news heard meanwhile queues behind it, in order.
 final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as LoopBound: used only by observers that run on the loop thread and by the registry
     /// What an observer heard.
     enum News {
@@ -40,6 +46,15 @@ final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as 
     /// News heard while answering, passed on from `heldStart` when the answer is out.
     @exclusivity(unchecked) private var held: [News] = []
     @exclusivity(unchecked) private var heldStart = 0
+    /// Set while news held past a turn's budget waits for a later turn:
+    /// all news queues in `held` behind it.
+    @exclusivity(unchecked) private var isPassingOnLater = false
+    /// Set while ``passOnLater()`` hands its work to the executor, and
+    /// whether the executor ran it meanwhile.
+    @exclusivity(unchecked) private var isHandingOver = false
+    @exclusivity(unchecked) private var ranAtOnce = false
+    /// How long news is passed on in one turn.
+    var turnBudget = TurnBudget.standard
 
     init(executor: any Executor, journal: GroupCommit?) {
         self.executor = executor
@@ -55,20 +70,54 @@ final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as 
     /// order, then ends the answer begun by the matching ``beginAnswer()``.
     func endAnswer(_ registry: Registry) {
         assert(answering > 0, "an answer ended that never began")
+        passOnHeld(registry)
+        answering -= 1
+    }
+
+    /// Passes on the news held, in order, until none is left or the turn's
+    /// budget is spent; the rest waits for a later turn.
+    private func passOnHeld(_ registry: Registry) {
+        var budget = turnBudget
+        budget.start()
         // Indexed, not taken out of `held`: a push below can make a connection
         // resume and answer a held-back line, whose end runs this loop too and
-        // must carry on from the same place, not pass newer news first.
-        while heldStart < held.count {
+        // must carry on from the same place, not pass newer news first. It
+        // may leave the rest for a later turn: this loop stops there too.
+        while heldStart < held.count, !isPassingOnLater {
             let news = held[heldStart]
             heldStart += 1
             registry.receive(news)
+            if heldStart < held.count && !isPassingOnLater && budget.isSpent {
+                guard passOnLater() else { return }
+                budget.start()
+            }
         }
-        if heldStart > 0 {
-            // A burst's storage is let go; an answer's one or two items are not.
-            if held.count > 64 { held = [] } else { held.removeAllKeepingStorage() }
-            heldStart = 0
+        guard heldStart > 0, heldStart == held.count else { return }
+        // A burst's storage is let go; an answer's one or two items are not.
+        if held.count > 64 { held = [] } else { held.removeAllKeepingStorage() }
+        heldStart = 0
+    }
+
+    /// Passes on the rest of `held` in a later turn. Returns true when the
+    /// executor ran that at once (unit tests' `.inline`): the caller then
+    /// goes on itself, rather than one call deeper per turn's worth of news.
+    private func passOnLater() -> Bool {
+        isPassingOnLater = true
+        inExecutor += 1
+        isHandingOver = true
+        executor.execute { [self] in
+            inExecutor -= 1
+            isPassingOnLater = false
+            if isHandingOver {
+                ranAtOnce = true
+                return
+            }
+            guard let registry else { return }
+            passOnHeld(registry)
         }
-        answering -= 1
+        isHandingOver = false
+        defer { ranAtOnce = false }
+        return ranAtOnce
     }
 
     /// `entry` settled with `result`, as its core promise's observer, or
@@ -82,7 +131,7 @@ final class SettlementRelay: @unchecked Sendable {  // loop-thread confined, as 
 
     /// Passes `news` on to the registry: after the answer, or through the executor.
     func relay(_ news: News) {
-        if answering > 0 && inExecutor == 0 {
+        if (answering > 0 && inExecutor == 0) || isPassingOnLater {
             held.append(news)
             return
         }

@@ -121,6 +121,11 @@ final class Connection: RPCPeer {
     /// Reading stops while this many bytes wait for the client (half the cut-off limit).
     private let pauseThreshold: Int
     private var isReadPaused = false
+    /// Set while the handler goes on with a line in later turns (``lineContinues()``).
+    private var isLineUnfinished = false
+    /// Whether lines read wait in ``heldLines`` rather than being handled:
+    /// answers wait for the client, or a line is still being handled.
+    private var holdsLines: Bool { isReadPaused || isLineUnfinished }
     /// Lines read while paused, handled once the answers are out: in order, from `heldStart`.
     private var heldLines: [[UInt8]] = []
     private var heldStart = 0
@@ -200,12 +205,12 @@ final class Connection: RPCPeer {
             try framer.feed(bytes, lending: { line in
                 // A handler may have cut this connection off while answering an earlier line.
                 guard state == .active, let handler else { return }
-                if isReadPaused {
+                if holdsLines {
                     heldLines.append(Array(line))
                     heldLineBytes += line.count
                 } else {
                     handler.handle(line: line, from: self)
-                    if closesOnceAnswered { closeAfterFlush() }
+                    if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
                 }
             })
         } catch {
@@ -233,8 +238,13 @@ final class Connection: RPCPeer {
             return
         }
         if let last = framer.finish(), let handler {
-            handler.handle(line: last, from: self)
-            if closesOnceAnswered { closeAfterFlush() }
+            if holdsLines {
+                heldLines.append(last)
+                heldLineBytes += last.count
+            } else {
+                handler.handle(line: last, from: self)
+                if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
+            }
         }
         guard state == .active else { return }
         state = .readClosed
@@ -318,6 +328,22 @@ final class Connection: RPCPeer {
 
     func closeAfterAnswer() {
         closesOnceAnswered = true
+    }
+
+    func lineContinues() {
+        guard state <= .readClosed, !isLineUnfinished else { return }
+        isLineUnfinished = true
+        pipe.pauseReading()
+        updateLineClock()
+    }
+
+    func lineFinished() {
+        guard isLineUnfinished else { return }
+        isLineUnfinished = false
+        guard isOpen else { return }
+        if closesOnceAnswered { return closeAfterFlush() }
+        guard !isReadPaused else { return }
+        handleHeldLines()
     }
 
     func release(bytes: Int) {
@@ -439,24 +465,32 @@ final class Connection: RPCPeer {
     private var bytesSent: Int { bytesHanded - pipe.writeQueueSize }
 
     /// The answers are out: handles the lines held meanwhile (unless they
-    /// fill the buffer again), then reads again.
+    /// fill the buffer again), then reads again; a line still being
+    /// handled does that when it ends (``lineFinished()``).
     private func resume() {
         isReadPaused = false
         timer?.stop()
-        while heldStart < heldLines.count, !isReadPaused, state == .active, let handler {
+        guard !isLineUnfinished else { return }
+        handleHeldLines()
+    }
+
+    /// Handles the lines held back, in order, until one holds the rest
+    /// again; then, all handled, reads again.
+    private func handleHeldLines() {
+        while heldStart < heldLines.count, !holdsLines, state <= .readClosed, let handler {
             let line = heldLines[heldStart]
             heldLines[heldStart] = []
             heldStart += 1
             heldLineBytes -= line.count
             handler.handle(line: line, from: self)
-            if closesOnceAnswered { closeAfterFlush() }
+            if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
         }
         if heldStart == heldLines.count {
             heldLines.removeAll()
             heldStart = 0
         }
         account()
-        guard !isReadPaused, state == .active else { return }
+        guard !holdsLines, state == .active else { return }
         updateLineClock()
         do {
             try pipe.resumeReading()
@@ -519,7 +553,7 @@ final class Connection: RPCPeer {
     /// Starts or stops the clock on this connection's unfinished line: it
     /// runs while the framer holds the start of a line and reading goes on.
     private func updateLineClock() {
-        let runs = state == .active && !isReadPaused && framer.bufferedByteCount > 0
+        let runs = state == .active && !holdsLines && framer.bufferedByteCount > 0
         guard runs != isLineClockRunning else { return }
         isLineClockRunning = runs
         if runs { memory.lineStarted(connectionID) } else { memory.lineEnded(connectionID) }
