@@ -147,7 +147,7 @@ struct Promised: ParsableCommand {
         valueName: "bytes"))
     var maxReasonBytes: Int?
 
-    // Limits that keep a full daemon usable (issue 22, item 7).
+    // Limits that keep a full daemon usable.
     @Option(help: ArgumentHelp(
         "Clients let in past --max-connections to settle promises only: wait and subscribe are refused on them (default 64).",
         valueName: "n"))

@@ -80,7 +80,7 @@ public struct DaemonLimits: Sendable, Hashable {
     /// JSON parser's 512 levels, and the daemon could not restart).
     public var maxReasonBytes: Int = 64 << 10
 
-    // Limits that keep a full daemon usable (issue 22, item 7).
+    // Limits that keep a full daemon usable.
     /// Connections let in past `maxConnections`, to settle promises only:
     /// on them `wait` (of a pending promise) and `subscribe` get -32004, so
     /// that a client which would release waiters is served while waiters

@@ -1,6 +1,6 @@
 /// The JSON text of large values, written once and shared by every answer
-/// and notification that carries them (issue 22: each `get` and each waiter
-/// of an 800 MB value serialized its own copy in one loop turn).
+/// and notification that carries them, so that the waiters of a large
+/// value do not each serialize a copy of their own in one loop turn.
 ///
 /// A value's text is kept with the promise that owns the value (a `then`
 /// child that shares its parent's value uses the parent's). Only values of
