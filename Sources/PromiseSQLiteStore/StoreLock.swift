@@ -37,10 +37,7 @@ final class StoreLock: Sendable {
             }
             // The file opened may not be the one checked before, had it just been replaced.
             try StoreFolder.checkFile(path, status)
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                guard errno == EWOULDBLOCK else {
-                    throw PromiseStoreError("cannot lock the store's lock file \(path): \(Self.errnoText())")
-                }
+            guard try Self.lock(descriptor, path: path) else {
                 throw PromiseStoreError(
                     "the store \(directory) is in use by another daemon (\(Self.holder(descriptor))); "
                         + "one store serves one daemon: stop that one first, or give this one another --store")
@@ -55,6 +52,34 @@ final class StoreLock: Sendable {
 
     deinit {
         close(descriptor)
+    }
+
+    /// Takes the exclusive lock, waiting up to ``settleTime`` for a holder
+    /// that only just let go: `false` if another daemon still holds it.
+    ///
+    /// A lock is held by an open file description, not by a descriptor, so
+    /// closing the store does not free it at once while a child forked by
+    /// this process (before its `exec` closes the `O_CLOEXEC` copy) shares
+    /// it. Such a hold lasts microseconds; a daemon's lasts its lifetime.
+    private static func lock(_ descriptor: Int32, path: String) throws(PromiseStoreError) -> Bool {
+        let deadline = monotonicNanoseconds() + settleTime
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw PromiseStoreError("cannot lock the store's lock file \(path): \(errnoText())")
+            }
+            guard monotonicNanoseconds() < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
+    /// How long a lock held by someone else may take to be let go (ns).
+    static let settleTime: UInt64 = 500_000_000
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Replaces the lock file's content with this process's pid and socket.

@@ -277,6 +277,21 @@ struct SQLitePromiseStoreTests {
         }
     }
 
+    @Test("a lock that a forked child still shares for a moment after the store closed does not keep the store shut")
+    func lockHeldForAMomentIsWaitedFor() throws {
+        try withTemporaryDirectory { directory in
+            do { _ = try SQLitePromiseStore(directory: directory) }
+            // Another open file description of the lock file, locked as a
+            // child between fork and exec holds the closed store's lock.
+            let other = open(directory + "/promised.lock", O_RDWR | O_CLOEXEC)
+            try #require(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0)
+            let release = Thread { usleep(100_000); close(other) }
+            release.start()
+            let reopened = try SQLitePromiseStore(directory: directory)
+            #expect(try reopened.load().promises == [])
+        }
+    }
+
     @Test("the connection fsyncs every commit: WAL with synchronous FULL")
     func durabilitySettings() throws {
         try withTemporaryDirectory { directory in
