@@ -30,10 +30,10 @@ struct QuarantineRestartTests {
         do {
             let store = try SQLitePromiseStore(directory: daemon.storeDirectory)
             try store.commit(StoreBatch(upserts: [
-                StoredPromise(id: "x128", sequence: 1000, kind: "created", created: 1, settled: 2,
-                              state: "fulfilled", value: Self.nested(600)),
-                StoredPromise(id: "child", sequence: 1001, kind: "then", parentID: "x128", on: "fulfilled", created: 3),
-                StoredPromise(id: "both", sequence: 1002, kind: "all", inputIDs: ["kept", "x128"], policy: "fail-fast",
+                StoredPromise(id: "x128", sequence: 1000, kind: .created, created: 1, settled: 2,
+                              state: .fulfilled, value: Self.nested(600)),
+                StoredPromise(id: "child", sequence: 1001, kind: .then, parentID: "x128", on: .fulfilled, created: 3),
+                StoredPromise(id: "both", sequence: 1002, kind: .combinator(.all), inputIDs: ["kept", "x128"], policy: .failFast,
                               created: 3),
             ]))
         }

@@ -59,7 +59,7 @@ struct GroupCommitUnstorableTests {
         fixture.send("first")
         fixture.change("x")
         fixture.send("between")
-        fixture.change("big", state: "fulfilled")
+        fixture.change("big", state: .fulfilled)
         fixture.change("y")
         fixture.send("second")
         settle(fixture)
@@ -106,7 +106,7 @@ struct GroupCommitUnstorableTests {
         store.refusedIDs = ["big": "string or blob too big"]
         let journal = GroupCommit(store: store, loop: loop, writer: writer, services: RPCFakeLoop(),
                                   logger: Logger(label: "test") { _ in RecordingLogHandler(records: records) })
-        journal.snapshots = { ids in ids.map { StoredPromise(id: $0, sequence: 3, kind: "created", created: 0) } }
+        journal.snapshots = { ids in ids.map { StoredPromise(id: $0, sequence: 3, kind: .created, created: 0) } }
         journal.touch("big")
         loop.drain()
         writer.drain()

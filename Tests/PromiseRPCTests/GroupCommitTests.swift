@@ -39,8 +39,8 @@ struct GroupCommitTests {
         }
 
         /// Changes promise `id` to `state` in memory.
-        func change(_ id: String, sequence: Int = 1, state: String = "pending") {
-            states[id] = StoredPromise(id: id, sequence: sequence, kind: "created", created: 0, state: state)
+        func change(_ id: String, sequence: Int = 1, state: StoredPromise.State = .pending) {
+            states[id] = StoredPromise(id: id, sequence: sequence, kind: .created, created: 0, state: state)
             journal.touch(id)
         }
 
@@ -70,7 +70,7 @@ struct GroupCommitTests {
         }]
         fixture.writer.drain()
         #expect(fixture.store.memory.commitCount == 2)
-        #expect(fixture.store.memory["b"]?.state == "pending")
+        #expect(fixture.store.memory["b"]?.state == .pending)
         #expect(fixture.deliveredMessages.isEmpty)
         fixture.loop.drain()
         #expect(fixture.deliveredMessages == ["answer a", "answer b"])
@@ -128,12 +128,12 @@ struct GroupCommitTests {
         fixture.loop.drain()  // the writer is idle until drained: the next cuts join this one
         fixture.drop("a", sequence: 1)
         fixture.loop.drain()
-        fixture.change("a", sequence: 2, state: "fulfilled")
+        fixture.change("a", sequence: 2, state: .fulfilled)
         fixture.loop.drain()
         fixture.writer.drain()
         let stored = try #require(fixture.store.memory["a"])
         #expect(stored.sequence == 2)
-        #expect(stored.state == "fulfilled")
+        #expect(stored.state == .fulfilled)
         #expect(Set(try fixture.store.memory.load().promises.map(\.id)) == ["a", "x"])
     }
 
@@ -141,11 +141,11 @@ struct GroupCommitTests {
     func failedBatchIsRetriedBeforeLaterCuts() {
         let fixture = Fixture()
         fixture.store.memory.failCommits = PromiseStoreError("disk full")
-        fixture.change("a", state: "pending")
+        fixture.change("a", state: .pending)
         fixture.send("answer a")
         fixture.loop.drain()
         fixture.store.duringCommit = [{
-            fixture.change("a", state: "fulfilled")  // cut while the failing commit runs
+            fixture.change("a", state: .fulfilled)  // cut while the failing commit runs
             fixture.loop.drain()
         }]
         fixture.writer.drain()
@@ -160,7 +160,7 @@ struct GroupCommitTests {
         fixture.services.advance(by: GroupCommit.retryMilliseconds)
         fixture.writer.drain()
         fixture.loop.drain()
-        #expect(fixture.store.memory["a"]?.state == "fulfilled")
+        #expect(fixture.store.memory["a"]?.state == .fulfilled)
         #expect(fixture.store.memory["b"] != nil)
         #expect(fixture.store.memory.commitCount == 1)
         #expect(fixture.journal.failure == nil)

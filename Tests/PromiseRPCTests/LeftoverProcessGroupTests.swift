@@ -51,8 +51,8 @@ struct LeftoverProcessGroupTests {
     /// A pending exec child whose command was started as pid 4242 at `recorded`.
     private func storedChild(recorded: UInt64) -> StoreContents {
         StoreContents(promises: [
-            StoredPromise(id: "src", sequence: 0, kind: "created", created: 1, settled: 2, state: "fulfilled", value: 1),
-            StoredPromise(id: "job", sequence: 1, kind: "then", parentID: "src", on: "fulfilled",
+            StoredPromise(id: "src", sequence: 0, kind: .created, created: 1, settled: 2, state: .fulfilled, value: 1),
+            StoredPromise(id: "job", sequence: 1, kind: .then, parentID: "src", on: .fulfilled,
                           exec: ["sleep", "60"], created: 1, execStarted: true, execPid: 4242, execStartTime: recorded),
         ])
     }
@@ -94,7 +94,7 @@ struct LeftoverProcessGroupTests {
 
     @Test("the pid and start time of a started command are stored with its child; old rows without them load")
     func processIsRecordedAndOldRowsLoad() throws {
-        let stored = StoredPromise(id: "c", sequence: 3, kind: "then", parentID: "p", exec: ["true"], created: 1,
+        let stored = StoredPromise(id: "c", sequence: 3, kind: .then, parentID: "p", exec: ["true"], created: 1,
                                    execStarted: true, execPid: 99, execStartTime: 123_456)
         #expect(stored.json["execPid"] == 99)
         #expect(stored.json["execStartTime"] == 123_456)

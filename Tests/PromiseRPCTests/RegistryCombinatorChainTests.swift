@@ -89,7 +89,7 @@ struct RegistryCombinatorChainTests {
         let client = second.connect()
         #expect(second.record("root", from: client)["reason"]?["code"] == -32005)
         #expect(second.state(end, from: client) != "pending")
-        #expect(store[end]?.state != "pending")
+        #expect(store[end]?.state != .pending)
     }
 
     @Test("cancelling an all over one pending id repeated 100,000 times cancels that id")

@@ -32,7 +32,7 @@ struct RegistryDurabilityTests {
         #expect(peer.sent.isEmpty)
         #expect(store["a"] == nil)
         harness.settleStore()
-        #expect(store["a"]?.state == "pending")
+        #expect(store["a"]?.state == .pending)
         let answers = peer.takeMessages()
         #expect(answers.count == 1)
         #expect(answers.first?["result"]?["id"] == "a")
@@ -88,8 +88,8 @@ struct RegistryDurabilityTests {
         ], from: peer)
         #expect(store.commitCount == before + 1)
         #expect(store["x1"]?.value == "v")
-        #expect(store["x2"]?.state == "pending")
-        #expect(store["x3"]?.state == "fulfilled")
+        #expect(store["x2"]?.state == .pending)
+        #expect(store["x3"]?.state == .fulfilled)
         // x1's value, stored once, with x1.
         #expect(store["x3"]?.valueOfParent == true)
     }
@@ -163,7 +163,7 @@ struct RegistryDurabilityTests {
         let client = second.connect()
         second.call("cancel", ["id": "p"], from: client)
         #expect(second.state("c", from: client) == "cancelled")
-        #expect(store["c"]?.state == "cancelled")
+        #expect(store["c"]?.state == .cancelled)
     }
 
     @Test("a timeout runs to its absolute deadline across a restart, and one already past rejects at once")
@@ -187,7 +187,7 @@ struct RegistryDurabilityTests {
         let soon = second.record("soon", from: client)
         #expect(soon["reason"]?["code"] == -32005)
         #expect(soon["reason"]?["message"] == "timed out after 1000 ms")
-        #expect(store["soon"]?.state == "rejected")
+        #expect(store["soon"]?.state == .rejected)
     }
 
     @Test("a leased pending promise is rejected at restart: its connection is gone")
@@ -199,7 +199,7 @@ struct RegistryDurabilityTests {
         let record = second.record("held", from: second.connect())
         #expect(record["state"] == "rejected")
         #expect(record["reason"]?["message"] == "lease expired: the daemon restarted")
-        #expect(store["held"]?.state == "rejected")
+        #expect(store["held"]?.state == .rejected)
     }
 
     @Test("an exec command starts only once its start is stored, and is not run again after a restart")
@@ -233,19 +233,19 @@ struct RegistryDurabilityTests {
              "env": ["MODE": "fast"]],
             from: peer)
         let stored = try #require(store["job"])
-        #expect(stored.kind == "then")
+        #expect(stored.kind == .then)
         #expect(stored.parentID == "src")
-        #expect(stored.on == "rejected")
+        #expect(stored.on == .rejected)
         #expect(stored.exec == ["make", "lib"])
         #expect(stored.cwd == "/src")
         #expect(stored.env == ["MODE": "fast"])
         #expect(stored.execStarted == false)
-        #expect(stored.state == "pending")
+        #expect(stored.state == .pending)
         #expect(stored.value == nil && stored.reason == nil)
         harness.call("reject", ["id": "src", "reason": ["message": "red"]], from: peer)
         #expect(store["job"]?.execStarted == true)
         #expect(store["src"]?.reason?["message"] == "red")
-        #expect(store["src"]?.state == "rejected")
+        #expect(store["src"]?.state == .rejected)
     }
 
     @Test("an exec child whose parent was pending at the restart runs when the parent settles")
@@ -293,7 +293,7 @@ struct RegistryDurabilityTests {
         store.failCommits = nil
         harness.loop.advance(by: GroupCommit.retryMilliseconds)
         harness.settleStore()
-        #expect(store["lost"]?.state == "pending")
+        #expect(store["lost"]?.state == .pending)
         #expect(harness.call("info", from: peer)["store"]?["writable"] == true)
         harness.call("resolve", ["id": "kept", "value": 1], from: peer)
         #expect(store["kept"]?.value == 1)
@@ -374,7 +374,7 @@ struct RegistryDurabilityTests {
         #expect(!stopped)
         harness.settleStore()
         #expect(stopped)
-        #expect(store["job"]?.state == "rejected")
+        #expect(store["job"]?.state == .rejected)
         #expect(store["job"]?.reason?["message"] == "not run again: its command was running when the daemon stopped")
     }
 }
@@ -417,7 +417,7 @@ extension RegistryDurabilityTests {
         harness.close(peer)
         harness.settleStore()
         #expect(peer.sent.isEmpty)
-        #expect(store["a"]?.state == "pending")
+        #expect(store["a"]?.state == .pending)
     }
 
     @Test("an exec child cancelled while its start is being stored never starts its command")
@@ -433,15 +433,15 @@ extension RegistryDurabilityTests {
         #expect(harness.loop.processes.isEmpty)
         #expect(harness.state("job", from: peer) == "cancelled")
         #expect(harness.call("info", from: peer)["runningProcesses"] == 0)
-        #expect(store["job"]?.state == "cancelled")
+        #expect(store["job"]?.state == .cancelled)
     }
 
     @Test("a stored child whose parent, or combinator whose input, is no longer stored is rejected at restart, saying which")
     func missingLinksAreRejectedAtRestart() throws {
         let store = MemoryPromiseStore([
-            StoredPromise(id: "x", sequence: 0, kind: "created", created: 1),
-            StoredPromise(id: "child", sequence: 1, kind: "then", parentID: "gone", on: "fulfilled", created: 1),
-            StoredPromise(id: "both", sequence: 2, kind: "all", inputIDs: ["x", "gone2"], policy: "fail-fast", created: 1),
+            StoredPromise(id: "x", sequence: 0, kind: .created, created: 1),
+            StoredPromise(id: "child", sequence: 1, kind: .then, parentID: "gone", on: .fulfilled, created: 1),
+            StoredPromise(id: "both", sequence: 2, kind: .combinator(.all), inputIDs: ["x", "gone2"], policy: .failFast, created: 1),
         ])
         let harness = try restart(from: store)
         let peer = harness.connect()
@@ -452,7 +452,7 @@ extension RegistryDurabilityTests {
         #expect(both["state"] == "rejected")
         #expect(both["reason"]?["message"] == #"cannot be restored: its input "gone2" is no longer stored"#)
         #expect(harness.state("x", from: peer) == "pending")
-        #expect(store["child"]?.state == "rejected")
-        #expect(store["both"]?.state == "rejected")
+        #expect(store["child"]?.state == .rejected)
+        #expect(store["both"]?.state == .rejected)
     }
 }

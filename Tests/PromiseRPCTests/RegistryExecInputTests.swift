@@ -62,10 +62,10 @@ struct RegistryExecInputTests {
     @Test("a stored exec child with a NUL in its command is rejected when its parent settles, and never runs")
     func restoredInvalidCommandNeverRuns() throws {
         let store = MemoryPromiseStore([
-            StoredPromise(id: "a", sequence: 0, kind: "created", created: 1),
-            StoredPromise(id: "job", sequence: 1, kind: "then", parentID: "a", on: "fulfilled",
+            StoredPromise(id: "a", sequence: 0, kind: .created, created: 1),
+            StoredPromise(id: "job", sequence: 1, kind: .then, parentID: "a", on: .fulfilled,
                           exec: ["sh", "-c", "echo A\u{0}; rm -rf B"], created: 1),
-            StoredPromise(id: "env", sequence: 2, kind: "then", parentID: "a", on: "fulfilled",
+            StoredPromise(id: "env", sequence: 2, kind: .then, parentID: "a", on: .fulfilled,
                           exec: ["env"], env: ["PATH=/evil:": "x"], created: 1),
         ])
         let harness = RPCHarness(store: store)
@@ -80,7 +80,7 @@ struct RegistryExecInputTests {
         #expect(job["reason"]?["data"]?["param"] == "exec")
         #expect(job["reason"]?["message"]?.stringValue?.hasPrefix("not run: ") == true)
         #expect(harness.record("env", from: peer)["reason"]?["data"]?["param"] == "env")
-        #expect(store["job"]?.state == "rejected")
+        #expect(store["job"]?.state == .rejected)
     }
 
     @Test("the commands of one parent share one copy of a large input, kept only while one of them runs")

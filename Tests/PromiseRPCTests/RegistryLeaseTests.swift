@@ -84,7 +84,7 @@ struct RegistryLeaseTests {
         #expect(dropped["state"] == "rejected")
         #expect(dropped["reason"]?["message"] == "lease expired: the daemon restarted")
         #expect(dropped["reason"]?["data"]?["leaseGraceMs"] == 10_000)
-        #expect(store["dropped"]?.state == "rejected")
+        #expect(store["dropped"]?.state == .rejected)
         #expect(second.state("kept", from: client) == "pending")
         // Taken back, it is this connection's lease now.
         let watcher = second.connect()

@@ -173,7 +173,7 @@ struct RegistryLogsTests {
         harness.settleStore()
         #expect(store.commitCount == commits + 1)
         let sequence = try #require(store["job"]?.sequence)
-        #expect(store["job"]?.state == "rejected")
+        #expect(store["job"]?.state == .rejected)
         #expect(store.log(sequence: sequence)?.stderr == Array("broke\n".utf8))
 
         let restarted = RPCHarness(store: store)

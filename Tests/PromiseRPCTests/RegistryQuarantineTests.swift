@@ -21,11 +21,11 @@ struct RegistryQuarantineTests {
     @Test("a then child and a combinator over a quarantined promise are rejected at restore, naming it and why; info counts it")
     func dependentsAreRejected() throws {
         let store = MemoryPromiseStore([
-            StoredPromise(id: "kept", sequence: 0, kind: "created", created: 1),
-            StoredPromise(id: "child", sequence: 2, kind: "then", parentID: "x128", on: "fulfilled", created: 1),
-            StoredPromise(id: "both", sequence: 3, kind: "all", inputIDs: ["kept", "x128"], policy: "fail-fast", created: 1),
-            StoredPromise(id: "done", sequence: 4, kind: "then", parentID: "x128", on: "fulfilled", created: 1,
-                          settled: 2, state: "fulfilled", value: 7),
+            StoredPromise(id: "kept", sequence: 0, kind: .created, created: 1),
+            StoredPromise(id: "child", sequence: 2, kind: .then, parentID: "x128", on: .fulfilled, created: 1),
+            StoredPromise(id: "both", sequence: 3, kind: .combinator(.all), inputIDs: ["kept", "x128"], policy: .failFast, created: 1),
+            StoredPromise(id: "done", sequence: 4, kind: .then, parentID: "x128", on: .fulfilled, created: 1,
+                          settled: 2, state: .fulfilled, value: 7),
         ], quarantined: [Self.deep])
         let harness = try restart(from: store)
         let peer = harness.connect()
@@ -40,8 +40,8 @@ struct RegistryQuarantineTests {
         #expect(harness.record("done", from: peer)["value"] == 7)
         #expect(harness.state("kept", from: peer) == "pending")
         #expect(harness.errorCode("get", ["id": "x128"], from: peer) == -32001)
-        #expect(store["child"]?.state == "rejected")
-        #expect(store["both"]?.state == "rejected")
+        #expect(store["child"]?.state == .rejected)
+        #expect(store["both"]?.state == .rejected)
         #expect(harness.call("info", from: peer)["store"]?["quarantined"] == 1)
     }
 

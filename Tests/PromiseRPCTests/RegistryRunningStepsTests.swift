@@ -12,8 +12,8 @@ struct RegistryRunningStepsTests {
     private func storedChild(stderrSaved: String) -> StoreContents {
         StoreContents(
             promises: [
-                StoredPromise(id: "src", sequence: 0, kind: "created", created: 1, settled: 2, state: "fulfilled", value: 1),
-                StoredPromise(id: "job", sequence: 1, kind: "then", parentID: "src", on: "fulfilled",
+                StoredPromise(id: "src", sequence: 0, kind: .created, created: 1, settled: 2, state: .fulfilled, value: 1),
+                StoredPromise(id: "job", sequence: 1, kind: .then, parentID: "src", on: .fulfilled,
                               exec: ["cc", "-c", "x.c"], created: 1, execStarted: true, execPid: 4242, execStartTime: 777,
                               started: 5),
             ],

@@ -194,12 +194,12 @@ struct RegistrySharedInputValuesTests {
 
     @Test("a combinator whose referenced input is missing, or whose references do not fit, is rejected at start-up saying so")
     func missingInputIsRejected() throws {
-        let input = StoredPromise(id: "big", sequence: 1, kind: "created", created: 1, settled: 1, state: "fulfilled",
+        let input = StoredPromise(id: "big", sequence: 1, kind: .created, created: 1, settled: 1, state: .fulfilled,
                                   value: big)
-        let orphan = StoredPromise(id: "orphan", sequence: 2, kind: "all", inputIDs: ["gone", "big"], created: 2,
-                                   settled: 2, state: "fulfilled", valueOfInputs: [0, 1])
-        let misfit = StoredPromise(id: "misfit", sequence: 3, kind: "all", inputIDs: ["big"], created: 3,
-                                   settled: 3, state: "fulfilled", valueOfInputs: [4])
+        let orphan = StoredPromise(id: "orphan", sequence: 2, kind: .combinator(.all), inputIDs: ["gone", "big"], created: 2,
+                                   settled: 2, state: .fulfilled, valueOfInputs: [0, 1])
+        let misfit = StoredPromise(id: "misfit", sequence: 3, kind: .combinator(.all), inputIDs: ["big"], created: 3,
+                                   settled: 3, state: .fulfilled, valueOfInputs: [4])
         let store = MemoryPromiseStore([input, orphan, misfit])
         let harness = try restart(from: store)
         let peer = harness.connect()

@@ -37,7 +37,7 @@ struct RegistrySharedValueTests {
         for index in 0..<20 { first.call("then", ["id": "parent", "childId": .string("child\(index)")], from: peer) }
         first.settleStore()
         let child = try #require(store["child7"])
-        #expect(child.state == "fulfilled")
+        #expect(child.state == .fulfilled)
         #expect(child.value == nil)
         #expect(child.valueOfParent)
         #expect(child.serializedJSON().count < 400)
@@ -91,7 +91,7 @@ struct RegistrySharedValueTests {
         harness.settleStore()
         #expect(store["job"]?.value == 2)
         #expect(store["job"]?.valueOfParent == false)
-        #expect(store["follower"]?.state == "rejected")
+        #expect(store["follower"]?.state == .rejected)
         #expect(store["follower"]?.valueOfParent == false)
     }
 
@@ -144,14 +144,14 @@ struct RegistrySharedValueTests {
     @Test("a child stored as having its parent's value, whose parent is gone, is rejected at start-up, saying so")
     func missingParentRejectsTheChild() throws {
         let store = MemoryPromiseStore([
-            StoredPromise(id: "child", sequence: 1, kind: "then", parentID: "gone", on: "fulfilled", created: 1,
-                          settled: 2, state: "fulfilled", valueOfParent: true),
+            StoredPromise(id: "child", sequence: 1, kind: .then, parentID: "gone", on: .fulfilled, created: 1,
+                          settled: 2, state: .fulfilled, valueOfParent: true),
         ])
         let harness = try restart(from: store)
         let record = harness.record("child", from: harness.connect())
         #expect(record["state"] == "rejected")
         #expect(record["reason"]?["message"]
             == "cannot be restored: it had the value of its parent \"gone\", which is no longer stored")
-        #expect(store["child"]?.state == "rejected")
+        #expect(store["child"]?.state == .rejected)
     }
 }

@@ -65,8 +65,8 @@ struct RegistryUnstorableTests {
         let answer = harness.answer("resolve", ["id": "p", "value": 1], from: peer)
         #expect(answer["error"]?["code"] == -32603)
         #expect(answer["error"]?["data"]?["reason"] == .string(Self.refusal))
-        #expect(store["p"]?.state == "fulfilled")
-        #expect(store["big"]?.state == "pending")
+        #expect(store["p"]?.state == .fulfilled)
+        #expect(store["big"]?.state == .pending)
         #expect(harness.state("big", from: peer) == "fulfilled")
         #expect(harness.call("info", from: peer)["store"]?["writable"] == true)
     }

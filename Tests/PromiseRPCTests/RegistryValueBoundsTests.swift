@@ -145,10 +145,10 @@ struct RegistryValueBoundsTests {
         harness.call("resolve", ["id": "a", "value": .string(String(repeating: "v", count: 200_000))], from: peer)
         let record = harness.call("all", ["ids": .array(Array(repeating: "a", count: 6_000)), "id": "x"], from: peer)
         #expect(record["reason"] == Self.tooBig(origin: "x"))
-        #expect(store["x"]?.state == "rejected")
+        #expect(store["x"]?.state == .rejected)
         #expect(store["x"]?.value == nil)
         #expect(harness.call("create", ["id": "after"], from: peer)["state"] == "pending")
-        #expect(store["after"]?.state == "pending")
+        #expect(store["after"]?.state == .pending)
     }
 
     @Test("maxValueBytes counts the value's JSON text: a value of exactly the limit is kept, one byte more is not")

@@ -4,14 +4,14 @@ import Testing
 @Suite("StoredPromise")
 struct StoredPromiseTests {
     static let full = StoredPromise(
-        id: "ünïcode-✓", sequence: 3, kind: "all", parentID: "parent", inputIDs: ["a", "b"], on: "settled",
-        exec: ["/bin/true", "arg with space"], cwd: "/tmp", env: ["K": "v", "EMPTY": ""], policy: "ignoreErrors",
-        name: "joined", created: 1_700_000_000_000, settled: 1_700_000_000_500, state: "rejected",
+        id: "ünïcode-✓", sequence: 3, kind: .combinator(.all), parentID: "parent", inputIDs: ["a", "b"], on: .settled,
+        exec: ["/bin/true", "arg with space"], cwd: "/tmp", env: ["K": "v", "EMPTY": ""], policy: .ignoreErrors,
+        name: "joined", created: 1_700_000_000_000, settled: 1_700_000_000_500, state: .rejected,
         value: ["kept": [1, 2.5, nil, false]], reason: ["message": "boom", "data": ["exit": 2]], progress: 0.75,
         progressMessage: "3/4", timeoutMilliseconds: 1_500, deadline: 1_700_000_001_500, lease: true, execStarted: true,
         pool: "cc", queueTicket: 42, retry: 2, retryDelayMs: 500, attempts: 1)
 
-    static let bare = StoredPromise(id: "b", sequence: 0, kind: "created", created: 0)
+    static let bare = StoredPromise(id: "b", sequence: 0, kind: .created, created: 0)
 
     /// A valid document with `key` replaced by `value` (or removed when nil).
     static func document(_ key: String, _ value: JSONValue?) -> JSONValue {
@@ -29,9 +29,9 @@ struct StoredPromiseTests {
 
     @Test("the document written directly is byte for byte the serialized json value",
           arguments: [full, bare,
-                      StoredPromise(id: "n", sequence: 9, kind: "then", parentID: "p", on: "fulfilled",
-                                    created: -5, settled: 7, state: "fulfilled", value: .null, progress: 1),
-                      StoredPromise(id: "q\"\n", sequence: 1, kind: "created", created: 1, state: "cancelled",
+                      StoredPromise(id: "n", sequence: 9, kind: .then, parentID: "p", on: .fulfilled,
+                                    created: -5, settled: 7, state: .fulfilled, value: .null, progress: 1),
+                      StoredPromise(id: "q\"\n", sequence: 1, kind: .created, created: 1, state: .cancelled,
                                     reason: ["message": "cancelled"], progress: 0, timeoutMilliseconds: .max)])
     func directDocumentMatchesValue(promise: StoredPromise) {
         #expect(String(decoding: promise.serializedJSON(), as: UTF8.self)
@@ -78,18 +78,38 @@ struct StoredPromiseTests {
         }
     }
 
-    @Test("an unknown state is refused, naming the promise")
-    func unknownState() {
-        #expect(throws: PromiseStoreError("stored promise \"b\" has an unknown state \"done\"")) {
-            try StoredPromise(json: Self.document("state", "done"))
+    @Test("a kind, state, on or policy this code does not know is refused, naming the promise, never read as a default",
+          arguments: [("state", "done"), ("kind", "sleep"), ("kind", "All"), ("on", "always"), ("policy", "failFast")])
+    func unknownName(key: String, text: String) {
+        #expect(throws: PromiseStoreError("stored promise \"b\" has an unknown \(key) \"\(text)\"")) {
+            try StoredPromise(json: Self.document(key, .string(text)))
         }
+    }
+
+    @Test("every known kind, state, on and policy reads back as itself")
+    func knownNames() throws {
+        let kinds: [StoredPromise.Kind] = [.created, .then] + CombinatorKind.allCases.map(StoredPromise.Kind.combinator)
+        for kind in kinds {
+            #expect(try StoredPromise(json: Self.document("kind", .string(kind.text))).kind == kind)
+        }
+        for state in StoredPromise.State.allCases {
+            #expect(try StoredPromise(json: Self.document("state", .string(state.rawValue))).state == state)
+        }
+        for on in ThenTrigger.allCases {
+            #expect(try StoredPromise(json: Self.document("on", .string(on.rawValue))).on == on)
+        }
+        for policy in JoinPolicy.allCases {
+            #expect(try StoredPromise(json: Self.document("policy", .string(policy.rawValue))).policy == policy)
+        }
+        #expect(kinds.map(\.text) == ["created", "then", "all", "any", "race", "allSettled"])
+        #expect(JoinPolicy.allCases.map(\.rawValue) == ["fail-fast", "all-errors", "ignore-errors", "nulls"])
     }
 }
 
 @Suite("MemoryPromiseStore")
 struct MemoryPromiseStoreTests {
     static func promise(_ id: String, _ sequence: Int) -> StoredPromise {
-        StoredPromise(id: id, sequence: sequence, kind: "created", created: 0)
+        StoredPromise(id: id, sequence: sequence, kind: .created, created: 0)
     }
 
     @Test("load returns promises in ascending sequence")
@@ -104,7 +124,7 @@ struct MemoryPromiseStoreTests {
     func deletionsAndUpserts() throws {
         let store = MemoryPromiseStore([Self.promise("a", 1), Self.promise("b", 2), Self.promise("c", 3)])
         var replaced = Self.promise("b", 2)
-        replaced.state = "fulfilled"
+        replaced.state = .fulfilled
         try store.commit(StoreBatch(upserts: [replaced], deletions: [
             Self.promise("a", 1).deletion, Self.promise("b", 2).deletion, StoreDeletion(id: "unknown", sequence: 4),
             StoreDeletion(id: "c", sequence: 1),

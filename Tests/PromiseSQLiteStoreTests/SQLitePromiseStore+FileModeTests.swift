@@ -15,7 +15,7 @@ struct SQLitePromiseStoreFileModeTests {
     func newFilesAre0600() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
-            try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 1, kind: "created", created: 0)]))
+            try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 1, kind: .created, created: 0)]))
             #expect(try mode(store.path) == 0o600)
             #expect(try mode(store.path + "-wal") == 0o600)
             if FileManager.default.fileExists(atPath: store.path + "-shm") {
@@ -30,7 +30,7 @@ struct SQLitePromiseStoreFileModeTests {
             let path: String
             do {
                 let store = try SQLitePromiseStore(directory: directory)
-                try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 1, kind: "created", created: 0)]))
+                try store.commit(StoreBatch(upserts: [StoredPromise(id: "a", sequence: 1, kind: .created, created: 0)]))
                 path = store.path
             }
             let companions = [path, path + "-wal", path + "-shm"]

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("SQLitePromiseStore: step logs")
 struct SQLitePromiseStoreLogsTests {
-    private let step = StoredPromise(id: "step", sequence: 3, kind: "then", parentID: "p", exec: ["make"],
-                                     created: 1, settled: 2, state: "rejected", reason: ["message": "boom"])
+    private let step = StoredPromise(id: "step", sequence: 3, kind: .then, parentID: "p", exec: ["make"],
+                                     created: 1, settled: 2, state: .rejected, reason: ["message": "boom"])
     /// Bytes that are not UTF-8 and a NUL: kept as they were written.
     private let log = StoredStepLog(id: "step", sequence: 3, stdout: [0x6F, 0x6B, 0x00, 0xFF, 0x0A],
                                     stderr: Array("fail\n".utf8), stdoutDropped: 12, stderrDropped: 0)

@@ -9,7 +9,7 @@ import Testing
 @Suite("SQLitePromiseStore quarantine")
 struct SQLitePromiseStoreQuarantineTests {
     private static func promise(_ id: String, _ sequence: Int) -> StoredPromise {
-        StoredPromise(id: id, sequence: sequence, kind: "created", created: 0)
+        StoredPromise(id: id, sequence: sequence, kind: .created, created: 0)
     }
 
     /// A JSON document holding a value nested `depth` arrays deep.
@@ -80,6 +80,12 @@ struct SQLitePromiseStoreQuarantineTests {
             (#"{"id":"bad","sequence":3,"kind":"created","created":0}"#.databaseValue, #"unreadable: a stored promise has no "state""#),
             (#"{"id":"bad","sequence":3,"kind":"created","created":0,"state":"lost"}"#.databaseValue,
              #"unreadable: stored promise "bad" has an unknown state "lost""#),
+            (#"{"id":"bad","sequence":3,"kind":"sleep","created":0,"state":"pending"}"#.databaseValue,
+             #"unreadable: stored promise "bad" has an unknown kind "sleep""#),
+            (#"{"id":"bad","sequence":3,"kind":"then","parent":"a","on":"always","created":0,"state":"pending"}"#.databaseValue,
+             #"unreadable: stored promise "bad" has an unknown on "always""#),
+            (#"{"id":"bad","sequence":3,"kind":"all","inputs":["a"],"policy":"some","created":0,"state":"pending"}"#.databaseValue,
+             #"unreadable: stored promise "bad" has an unknown policy "some""#),
             (#"{"id":"other","sequence":3,"kind":"created","created":0,"state":"pending"}"#.databaseValue,
              #"holds the document of "other""#),
             ("42".databaseValue, "unreadable: a stored promise is not an object"),
@@ -104,7 +110,7 @@ struct SQLitePromiseStoreQuarantineTests {
         try withTemporaryDirectory { directory in
             let first = Self.promise("twice", 2)
             var second = Self.promise("twice", 4)
-            second.state = "fulfilled"
+            second.state = .fulfilled
             let doc = String(decoding: second.serializedJSON(), as: UTF8.self)
             let path = try plant(in: directory, good: [Self.promise("a", 1), first], rows: [(4, "twice", doc)])
 

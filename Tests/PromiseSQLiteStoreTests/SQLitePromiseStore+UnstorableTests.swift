@@ -9,8 +9,8 @@ import Testing
 @Suite("SQLitePromiseStore unstorable changes")
 struct SQLitePromiseStoreUnstorableTests {
     private static func promise(_ id: String, _ sequence: Int, value: JSONValue? = nil) -> StoredPromise {
-        StoredPromise(id: id, sequence: sequence, kind: "created", created: 0,
-                      state: value == nil ? "pending" : "fulfilled", value: value)
+        StoredPromise(id: id, sequence: sequence, kind: .created, created: 0,
+                      state: value == nil ? .pending : .fulfilled, value: value)
     }
 
     /// Bigger than the 4,096-byte limit the tests open the store with.
@@ -23,7 +23,7 @@ struct SQLitePromiseStoreUnstorableTests {
             let kept = Self.promise("kept", 1)
             try store.commit(StoreBatch(upserts: [kept, Self.promise("gone", 2)]))
             var resolved = kept
-            resolved.state = "fulfilled"
+            resolved.state = .fulfilled
             resolved.value = "small"
 
             let leftOut = try store.commit(StoreBatch(

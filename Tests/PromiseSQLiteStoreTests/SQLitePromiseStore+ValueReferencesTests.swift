@@ -13,12 +13,12 @@ struct SQLitePromiseStoreValueReferencesTests {
     @Test("a row with references comes back as committed, small, beside a row holding its value in full")
     func referencesRoundTrip() throws {
         try withTemporaryDirectory { directory in
-            let input = StoredPromise(id: "big", sequence: 1, kind: "created", created: 1, settled: 1,
-                                      state: "fulfilled", value: big)
-            let full = StoredPromise(id: "full", sequence: 2, kind: "all", inputIDs: ["big", "big"], created: 2,
-                                     settled: 2, state: "fulfilled", value: [big, big])
-            let referring = StoredPromise(id: "refs", sequence: 3, kind: "allSettled", inputIDs: ["big", "x"],
-                                          created: 3, settled: 3, state: "fulfilled",
+            let input = StoredPromise(id: "big", sequence: 1, kind: .created, created: 1, settled: 1,
+                                      state: .fulfilled, value: big)
+            let full = StoredPromise(id: "full", sequence: 2, kind: .combinator(.all), inputIDs: ["big", "big"], created: 2,
+                                     settled: 2, state: .fulfilled, value: [big, big])
+            let referring = StoredPromise(id: "refs", sequence: 3, kind: .combinator(.allSettled), inputIDs: ["big", "x"],
+                                          created: 3, settled: 3, state: .fulfilled,
                                           value: [nil, ["id": "x", "state": "cancelled"]], valueOfInputs: [0, nil])
             let path: String
             do {
@@ -37,7 +37,7 @@ struct SQLitePromiseStoreValueReferencesTests {
     @Test("a row whose references are not input indexes is quarantined naming the member, and the others load")
     func malformedReferencesAreQuarantined() throws {
         try withTemporaryDirectory { directory in
-            let good = StoredPromise(id: "good", sequence: 1, kind: "created", created: 0)
+            let good = StoredPromise(id: "good", sequence: 1, kind: .created, created: 0)
             let path: String
             do {
                 let store = try SQLitePromiseStore(directory: directory)

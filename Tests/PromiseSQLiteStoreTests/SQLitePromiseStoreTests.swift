@@ -14,16 +14,16 @@ func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
 /// A promise that uses every field, with values that stress the document:
 /// nested JSON, unicode, an env map, doubles.
 private let fullPromise = StoredPromise(
-    id: "prömise-✓-日本-🙂", sequence: 7, kind: "then", parentID: "parent \"quoted\"",
-    inputIDs: ["in-1", "in-2"], on: "fulfilled", exec: ["/bin/sh", "-c", "echo 'hi'\n"], cwd: "/tmp/dir ü",
-    env: ["PATH": "/usr/bin", "GREETING": "héllo=wörld", "EMPTY": ""], policy: "allErrors", name: "build ⚙︎",
-    created: 1_700_000_000_123, settled: 1_700_000_001_456, state: "fulfilled",
+    id: "prömise-✓-日本-🙂", sequence: 7, kind: .then, parentID: "parent \"quoted\"",
+    inputIDs: ["in-1", "in-2"], on: .fulfilled, exec: ["/bin/sh", "-c", "echo 'hi'\n"], cwd: "/tmp/dir ü",
+    env: ["PATH": "/usr/bin", "GREETING": "héllo=wörld", "EMPTY": ""], policy: .allErrors, name: "build ⚙︎",
+    created: 1_700_000_000_123, settled: 1_700_000_001_456, state: .fulfilled,
     value: ["nested": ["array": [1, 2.5, "three", nil, true, ["deep": "ß"]]], "empty": [:], "list": []],
     reason: ["message": "not used but kept", "code": -32603], progress: 0.625, progressMessage: "5/8 done",
     timeoutMilliseconds: 30_000, deadline: 1_700_000_030_123, lease: true, execStarted: true)
 
 /// A promise with only the required fields: every optional is nil, not empty.
-private let barePromise = StoredPromise(id: "bare", sequence: 8, kind: "created", created: 1)
+private let barePromise = StoredPromise(id: "bare", sequence: 8, kind: .created, created: 1)
 
 @Suite("SQLitePromiseStore")
 struct SQLitePromiseStoreTests {
@@ -44,8 +44,8 @@ struct SQLitePromiseStoreTests {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
             try store.commit(StoreBatch(upserts: [
-                StoredPromise(id: "caf\u{E9}", sequence: 1, kind: "created", created: 1),
-                StoredPromise(id: "cafe\u{301}", sequence: 2, kind: "created", created: 1),
+                StoredPromise(id: "caf\u{E9}", sequence: 1, kind: .created, created: 1),
+                StoredPromise(id: "cafe\u{301}", sequence: 2, kind: .created, created: 1),
             ]))
             let contents = try store.load()
             #expect(contents.promises.map { Array($0.id.utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
@@ -114,12 +114,12 @@ struct SQLitePromiseStoreTests {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
             try store.commit(StoreBatch(upserts: [
-                StoredPromise(id: "c", sequence: 30, kind: "created", created: 0),
-                StoredPromise(id: "a", sequence: 10, kind: "created", created: 0),
+                StoredPromise(id: "c", sequence: 30, kind: .created, created: 0),
+                StoredPromise(id: "a", sequence: 10, kind: .created, created: 0),
             ]))
             try store.commit(StoreBatch(upserts: [
-                StoredPromise(id: "b", sequence: 20, kind: "created", created: 0),
-                StoredPromise(id: "z", sequence: 5, kind: "created", created: 0),
+                StoredPromise(id: "b", sequence: 20, kind: .created, created: 0),
+                StoredPromise(id: "z", sequence: 5, kind: .created, created: 0),
             ]))
             #expect(try store.load().promises.map(\.id) == ["z", "a", "b", "c"])
         }
@@ -129,9 +129,9 @@ struct SQLitePromiseStoreTests {
     func upsertReplaces() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
-            var promise = StoredPromise(id: "p", sequence: 1, kind: "created", created: 5)
+            var promise = StoredPromise(id: "p", sequence: 1, kind: .created, created: 5)
             try store.commit(StoreBatch(upserts: [promise]))
-            promise.state = "fulfilled"
+            promise.state = .fulfilled
             promise.value = ["answer": 42]
             promise.settled = 9
             try store.commit(StoreBatch(upserts: [promise]))
@@ -143,10 +143,10 @@ struct SQLitePromiseStoreTests {
     func deletions() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
-            let promises = (0..<4).map { StoredPromise(id: "p\($0)", sequence: $0, kind: "created", created: 0) }
+            let promises = (0..<4).map { StoredPromise(id: "p\($0)", sequence: $0, kind: .created, created: 0) }
             try store.commit(StoreBatch(upserts: promises))
             var revived = promises[2]
-            revived.state = "cancelled"
+            revived.state = .cancelled
             try store.commit(StoreBatch(upserts: [revived], deletions: [
                 promises[1].deletion, promises[2].deletion, StoreDeletion(id: "never-stored", sequence: 9),
                 // A known id under another sequence, and a known sequence under another id.
@@ -160,10 +160,10 @@ struct SQLitePromiseStoreTests {
     func idMadeAgain() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLitePromiseStore(directory: directory)
-            let first = StoredPromise(id: "again", sequence: 1, kind: "created", created: 0)
-            let other = StoredPromise(id: "other", sequence: 2, kind: "created", created: 0)
+            let first = StoredPromise(id: "again", sequence: 1, kind: .created, created: 0)
+            let other = StoredPromise(id: "other", sequence: 2, kind: .created, created: 0)
             try store.commit(StoreBatch(upserts: [first, other]))
-            let second = StoredPromise(id: "again", sequence: 3, kind: "created", created: 5, state: "fulfilled")
+            let second = StoredPromise(id: "again", sequence: 3, kind: .created, created: 5, state: .fulfilled)
             try store.commit(StoreBatch(upserts: [second], deletions: [first.deletion]))
             #expect(try store.load().promises == [other, second])
         }
@@ -172,7 +172,7 @@ struct SQLitePromiseStoreTests {
     @Test("ids and documents are stored as text, byte for byte, an empty id included, and deletions find them")
     func storesTextByteForByte() throws {
         try withTemporaryDirectory { directory in
-            let empty = StoredPromise(id: "", sequence: 1, kind: "created", created: 0)
+            let empty = StoredPromise(id: "", sequence: 1, kind: .created, created: 0)
             let path: String
             do {
                 let store = try SQLitePromiseStore(directory: directory)
@@ -198,7 +198,7 @@ struct SQLitePromiseStoreTests {
     func upgradesFirstSchema() throws {
         try withTemporaryDirectory { directory in
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let old = [fullPromise, StoredPromise(id: "a", sequence: 2, kind: "created", created: 0), barePromise]
+            let old = [fullPromise, StoredPromise(id: "a", sequence: 2, kind: .created, created: 0), barePromise]
             do {
                 // The v1 layout and GRDB's record of it, as a daemon of that version left them.
                 let raw = try DatabaseQueue(path: directory + "/promises.sqlite3")
@@ -219,7 +219,7 @@ struct SQLitePromiseStoreTests {
             let store = try SQLitePromiseStore(directory: directory)
             #expect(try store.load().promises == [old[1], fullPromise, barePromise])
             try store.commit(StoreBatch(
-                upserts: [StoredPromise(id: "new", sequence: 9, kind: "created", created: 0)], deletions: [old[1].deletion]))
+                upserts: [StoredPromise(id: "new", sequence: 9, kind: .created, created: 0)], deletions: [old[1].deletion]))
             #expect(try store.load().promises.map(\.id) == [fullPromise.id, barePromise.id, "new"])
             #expect(try store.pragma("index_list('promises')") == nil)
         }
@@ -230,14 +230,14 @@ struct SQLitePromiseStoreTests {
         try withTemporaryDirectory { directory in
             // 16 pages of 4 KiB hold the schema and a few small rows, not 200 KiB.
             let store = try SQLitePromiseStore(directory: directory, maxPageCount: 16)
-            let before = (0..<3).map { StoredPromise(id: "keep\($0)", sequence: $0, kind: "created", created: 0) }
+            let before = (0..<3).map { StoredPromise(id: "keep\($0)", sequence: $0, kind: .created, created: 0) }
             try store.commit(StoreBatch(upserts: before))
 
             var changed = before[0]
-            changed.state = "rejected"
+            changed.state = .rejected
             let bulky = (0..<100).map {
                 StoredPromise(
-                    id: "bulky\($0)", sequence: 100 + $0, kind: "created", created: 0,
+                    id: "bulky\($0)", sequence: 100 + $0, kind: .created, created: 0,
                     value: .string(String(repeating: "x", count: 2_000)))
             }
             let batch = StoreBatch(upserts: [changed] + bulky, deletions: [before[1].deletion])

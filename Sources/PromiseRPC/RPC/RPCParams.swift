@@ -219,6 +219,18 @@ public struct RPCParams: Sendable, Hashable {
         return text
     }
 
+    /// An optional string naming one of `T`'s cases, in their declared order
+    /// in the error that a name outside them gets.
+    ///
+    /// ```swift
+    /// let on = try params.choice("on", of: ThenTrigger.self) ?? .fulfilled
+    /// ```
+    public func choice<T: RawRepresentable & CaseIterable>(_ key: String, of type: T.Type) throws(RPCError) -> T?
+    where T.RawValue == String {
+        guard let text = try choice(key, T.allCases.map(\.rawValue)) else { return nil }
+        return T(rawValue: text)
+    }
+
     /// An optional array of strings; null reads as absent.
     public func strings(_ key: String) throws(RPCError) -> [String]? {
         guard let value = self[key], !value.isNull else { return nil }

@@ -10,16 +10,13 @@ import Promise
 /// value too large) names the combinator as its `origin`; a reason it passes
 /// on (`all` fail-fast, `race`) keeps the origin it has.
 extension Registry {
-    /// The `all` policies, by their protocol names.
-    static let allPolicies = ["fail-fast", "all-errors", "ignore-errors", "nulls"]
-
     /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
     /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
-    func combine(_ method: String, _ params: RPCParams) throws(RPCError) -> JSONValue {
+    func combine(_ method: CombinatorKind, _ params: RPCParams) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
-        let policy = method == "all" ? try params.choice("policy", Self.allPolicies) ?? "fail-fast" : nil
+        let policy = method == .all ? try params.choice("policy", of: JoinPolicy.self) ?? .failFast : nil
         let stopOnFailure = try params.bool("stopOnFailure") ?? false
-        if stopOnFailure && policy != "fail-fast" {
+        if stopOnFailure && policy != .failFast {
             throw RPCParams.invalid(
                 "stopOnFailure", "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
         }
@@ -55,40 +52,40 @@ extension Registry {
     /// Those reasons name `id`, the combinator's, as their origin.
     /// With `stopOnFailure` (a fail-fast `all`), see ``stoppingOnFailure(_:)``.
     func combined(
-        _ method: String, policy: String?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
+        _ method: CombinatorKind, policy: JoinPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
     ) -> Promise<JSONValue> {
         let promises = inputs.map(promise(of:))
         let limits = limits
         let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
             try Self.capped(.array(values), limits, origin: id)
         }
-        if promises.isEmpty && (method == "any" || method == "race") {
+        if promises.isEmpty && (method == .any || method == .race) {
             return Promise(error: RemoteRejection(message: "no input promises", origin: id))
         }
         switch method {
-        case "any":
+        case .any:
             return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits, id: id)
-        case "race":
+        case .race:
             return Promise<JSONValue>.race(promises)
-        case "allSettled":
+        case .allSettled:
             let boxedInputs = LoopBound(inputs)
             return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
                 try capped(zip(boxedInputs.value, results).map { input, result in
                     Self.settledElement(input, result)
                 })
             }
-        default:
-            switch policy {
-            case "nulls":
+        case .all:
+            switch policy ?? .failFast {
+            case .nulls:
                 return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
                     try capped(values.map { $0 ?? .null })
                 }
-            case "all-errors":
+            case .allErrors:
                 let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
                 return Self.boundingReasons(of: all, inputs, limits, id: id)
-            case "ignore-errors":
+            case .ignoreErrors:
                 return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
-            default:
+            case .failFast:
                 guard stopOnFailure else {
                     return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
                 }

@@ -140,7 +140,7 @@ extension Registry {
                                  parentID: stored.parentID, inputIDs: stored.inputIDs, name: stored.name,
                                  restoring: stored)
             // Stored with a value of its own: it keeps it, written again or not.
-            entry.hasOwnValue = stored.state == "fulfilled"
+            entry.hasOwnValue = stored.state == .fulfilled
             fill(entry, from: stored)
             return (entry, nil, nil)
         }
@@ -148,40 +148,40 @@ extension Registry {
         var started: StartedStepAtRestart?
         let entry: RemotePromise
         switch stored.kind {
-        case "then" where stored.execStarted && !runsAgainAtRestart(stored):
+        case .then where stored.execStarted && !runsAgainAtRestart(stored):
             // Its command may have done its work, or part of it: it is not run a second time,
             // but settled from its outcome when its monitor outlived the daemon.
             let core = Promise<JSONValue>()
             entry = register(core, id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                              name: stored.name, restoring: stored)
             started = resumeStartedStep(entry, core, stored)
-        case "then":
+        case .then:
             if let parentID = stored.parentID, let parent = entries[parentID] {
                 let spec = stored.exec.map { argv in
                     ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:],
                                 outputLimit: limits.maxProcessOutputBytes)
                 }
-                entry = makeChild(of: parent, id: stored.id, on: stored.on ?? "fulfilled", exec: spec, restoring: stored)
+                entry = makeChild(of: parent, id: stored.id, on: stored.on ?? .fulfilled, exec: spec, restoring: stored)
             } else {
                 entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                                  name: stored.name, restoring: stored)
                 rejection = Self.missing("parent", stored.parentID ?? "", quarantine)
             }
-        case "all", "any", "race", "allSettled":
+        case .combinator(let combinator):
             let inputIDs = stored.inputIDs ?? []
             let inputs = inputIDs.compactMap { entries[$0] }
             if inputs.count == inputIDs.count {
-                entry = register(combined(stored.kind, policy: stored.policy, stopOnFailure: stored.stopOnFailure,
+                entry = register(combined(combinator, policy: stored.policy, stopOnFailure: stored.stopOnFailure,
                                           inputs, id: stored.id), id: stored.id,
-                                 kind: .combinator(stored.kind), inputIDs: inputIDs, name: stored.name,
+                                 kind: .combinator(combinator), inputIDs: inputIDs, name: stored.name,
                                  restoring: stored)
             } else {
-                entry = register(Promise(), id: stored.id, kind: .combinator(stored.kind), inputIDs: inputIDs,
+                entry = register(Promise(), id: stored.id, kind: .combinator(combinator), inputIDs: inputIDs,
                                  name: stored.name, restoring: stored)
                 let missing = inputIDs.first { entries[$0] == nil || entries[$0] === entry } ?? ""
                 rejection = Self.missing("input", missing, quarantine)
             }
-        default:
+        case .created:
             entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)
             if stored.lease && leaseGraceMilliseconds == 0 {
                 rejection = restartedLeaseExpired()
@@ -209,7 +209,7 @@ extension Registry {
         else {
             // Back as pending, to be rejected once every promise is back.
             var pending = stored
-            (pending.state, pending.settled, pending.valueOfParent) = ("pending", nil, false)
+            (pending.state, pending.settled, pending.valueOfParent) = (.pending, nil, false)
             let entry = register(Promise(), id: stored.id, kind: kind(of: stored), parentID: stored.parentID,
                                  name: stored.name, restoring: pending)
             fill(entry, from: stored)
@@ -250,11 +250,13 @@ extension Registry {
     /// A promise settled as `stored` says: its value, its reason, or cancelled.
     private func settledPromise(_ stored: StoredPromise) -> Promise<JSONValue> {
         switch stored.state {
-        case "fulfilled":
+        case .pending:
+            preconditionFailure("stored promise \(stored.id) is pending: it has no settlement")
+        case .fulfilled:
             return Promise(value: stored.value ?? .null)
-        case "cancelled":
+        case .cancelled:
             return Promise(error: CancellationError())
-        default:
+        case .rejected:
             let reason = (stored.reason).flatMap { try? RemoteRejection(json: $0) }
             return Promise(error: reason ?? RemoteRejection(message: "rejected"))
         }
@@ -262,9 +264,10 @@ extension Registry {
 
     func kind(of stored: StoredPromise) -> RemotePromise.Kind {
         switch stored.kind {
-        case "then": .then(on: stored.on ?? "fulfilled", exec: stored.exec != nil)
-        case "all", "any", "race", "allSettled": .combinator(stored.kind)
-        default: .created
+        case .created: .created
+        // A `then` stored without `on` has the method's default.
+        case .then: .then(on: stored.on ?? .fulfilled, exec: stored.exec != nil)
+        case .combinator(let combinator): .combinator(combinator)
         }
     }
 

@@ -16,9 +16,9 @@ extension Registry {
     @discardableResult
     func shareInputValues(_ entry: RemotePromise) -> InputValueReferences? {
         guard journal != nil, case .success(let value)? = entry.result, let inputIDs = entry.inputIDs,
-              entry.sharesInputValues || !entry.hasOwnValue,
+              entry.sharesInputValues || !entry.hasOwnValue, case .combinator(let kind) = entry.kind,
               let references = InputValueReferences(
-                  kind: entry.kind.name, value: value, inputIDs: inputIDs,
+                  kind: kind, value: value, inputIDs: inputIDs,
                   inputValues: inputValues(of: inputIDs, besides: entry))
         else { return nil }
         if !entry.sharesInputValues {
@@ -57,9 +57,10 @@ extension Registry {
         let inputIDs = stored.inputIDs ?? []
         let references = InputValueReferences(sources: stored.valueOfInputs ?? [])
         let rejection: RemoteRejection
-        do {
+        do throws(InputValueReferenceError) {
+            guard case .combinator(let combinator) = stored.kind else { throw .malformed("a \(stored.kind.text) has no input values") }
             let value = try references.value(
-                kind: stored.kind, remainder: stored.value, inputIDs: inputIDs,
+                kind: combinator, remainder: stored.value, inputIDs: inputIDs,
                 inputValues: inputValues(of: inputIDs, besides: nil))
             let entry = register(Promise(value: value), id: stored.id, kind: kind(of: stored), inputIDs: inputIDs,
                                  name: stored.name, restoring: stored)
@@ -78,7 +79,7 @@ extension Registry {
         }
         // Back as pending, to be rejected once every promise is back.
         var pending = stored
-        (pending.state, pending.settled, pending.value, pending.valueOfInputs) = ("pending", nil, nil, nil)
+        (pending.state, pending.settled, pending.value, pending.valueOfInputs) = (.pending, nil, nil, nil)
         let entry = register(Promise(), id: stored.id, kind: kind(of: stored), inputIDs: inputIDs,
                              name: stored.name, restoring: pending)
         fill(entry, from: stored)

@@ -18,7 +18,7 @@ extension Registry {
     func then(_ params: RPCParams) throws(RPCError) -> RemotePromise {
         let parentID = try params.promiseID("id")
         let requested = try params.optionalPromiseID("childId")
-        let on = try params.choice("on", ["fulfilled", "rejected", "settled"]) ?? "fulfilled"
+        let on = try params.choice("on", of: ThenTrigger.self) ?? .fulfilled
         let argv = try params.strings("exec")
         let cwd = try params.string("cwd")
         let env = try params.stringMap("env")
@@ -62,7 +62,7 @@ extension Registry {
     /// one stored queued is queued again at its place.
     @discardableResult
     func makeChild(
-        of parent: RemotePromise, id: String, on: String, exec spec: ProcessSpec?, pool: String? = nil,
+        of parent: RemotePromise, id: String, on: ThenTrigger, exec spec: ProcessSpec?, pool: String? = nil,
         restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         guard let spec else {
@@ -106,7 +106,7 @@ extension Registry {
     }
 
     /// The core chain that runs `job` as `on` says, below `parent`.
-    private func execChild(of parent: RemotePromise, on: String, job: ExecJob, childID: String) -> Promise<JSONValue> {
+    private func execChild(of parent: RemotePromise, on: ThenTrigger, job: ExecJob, childID: String) -> Promise<JSONValue> {
         let registry = WeakLoopBound(self)
         let boxedJob = LoopBound(job)
         let boxedParent = LoopBound(parent)
@@ -117,12 +117,12 @@ extension Registry {
         }
         let reason: @Sendable (any Error) -> JSONValue = { error in boxedParent.value.reason(for: error).json }
         switch on {
-        case "rejected":
+        case .rejected:
             return promise(of: parent).recover(on: executor) { error throws -> Promise<JSONValue> in
                 if error is CancellationError { throw error }
                 return run(reason(error), "rejected")
             }
-        case "settled":
+        case .settled:
             let outcome = promise(of: parent)
                 .then(on: .inline) { value in ParentOutcome(state: "fulfilled", input: value) }
                 .recover(on: executor) { error throws -> ParentOutcome in
@@ -130,7 +130,7 @@ extension Registry {
                     return ParentOutcome(state: "rejected", input: reason(error))
                 }
             return outcome.then(on: executor) { outcome -> Promise<JSONValue> in run(outcome.input, outcome.state) }
-        default:
+        case .fulfilled:
             return promise(of: parent).then(on: executor) { value -> Promise<JSONValue> in run(value, "fulfilled") }
         }
     }

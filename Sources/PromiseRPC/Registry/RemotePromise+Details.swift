@@ -30,7 +30,7 @@ extension RemotePromise {
         /// When the timeout rejects it: milliseconds since 1970, kept across restarts.
         var deadline: Int64?
         /// An `all`'s policy.
-        var policy: String?
+        var policy: JoinPolicy?
         /// An `all` that gives up its other inputs once one fails (Registry+StopOnFailure).
         var stopOnFailure = false
         var timeoutTimer: (any ScheduledTimer)?
@@ -139,7 +139,7 @@ extension RemotePromise {
         set { set(\.deadline, newValue) }
     }
 
-    var policy: String? {
+    var policy: JoinPolicy? {
         get { details?.policy }
         set { set(\.policy, newValue) }
     }

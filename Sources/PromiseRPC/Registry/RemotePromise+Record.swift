@@ -134,7 +134,7 @@ extension RemotePromise {
         if let literal = kind.literalName { object.string("kind", literal: literal) } else { object.string("kind", kind.name) }
         object.flag("lease", lease)
         object.string("name", orNull: name)
-        if case .then(let on, _) = kind { object.string("on", on) }
+        if case .then(let on, _) = kind { object.string("on", on.rawValue) }
         object.string("parent", orNull: parentID)
         // Only while the command runs: a pid outlives its process and may be reused.
         object.value("pid", ifPresent: job?.process?.processID.map { .int(Int($0)) })

@@ -12,7 +12,7 @@ extension RemotePromise {
         // more, and `state` read the core promise's result again (together
         // a third of a snapshot, which the loop takes per change).
         let result = result(stampingSettledAt: now)
-        var on: String?
+        var on: ThenTrigger?
         var job: ExecJob?
         if case .then(let target, _) = kind {
             on = target
@@ -28,10 +28,10 @@ extension RemotePromise {
         case nil: break
         }
         return StoredPromise(
-            id: id, sequence: sequence, kind: kind.name, parentID: parentID, inputIDs: inputIDs,
+            id: id, sequence: sequence, kind: kind.stored, parentID: parentID, inputIDs: inputIDs,
             on: on, exec: job?.spec.argv, cwd: job?.spec.cwd,
             env: job.flatMap { $0.spec.env.isEmpty ? nil : $0.spec.env },
-            policy: policy, stopOnFailure: stopOnFailure, name: name, created: created, settled: settled, state: Self.state(of: result),
+            policy: policy, stopOnFailure: stopOnFailure, name: name, created: created, settled: settled, state: Self.storedState(of: result),
             value: value, reason: reason, progress: result == nil ? reportedProgress : nil,
             progressMessage: progressMessage, timeoutMilliseconds: timeoutMilliseconds, deadline: deadline,
             lease: lease, execStarted: job?.started ?? false, valueOfParent: sharesParentValue,

@@ -8,14 +8,14 @@ final class RemotePromise: PromiseIdentified {
     /// How the promise came to be, for its record's `kind`.
     enum Kind: Equatable {
         case created
-        case then(on: String, exec: Bool)
-        case combinator(String)
+        case then(on: ThenTrigger, exec: Bool)
+        case combinator(CombinatorKind)
 
         var name: String {
             switch self {
             case .created: "created"
             case .then: "then"
-            case .combinator(let method): method
+            case .combinator(let combinator): combinator.rawValue
             }
         }
 
@@ -28,10 +28,19 @@ final class RemotePromise: PromiseIdentified {
             }
         }
 
+        /// The kind a store keeps.
+        var stored: StoredPromise.Kind {
+            switch self {
+            case .created: .created
+            case .then: .then
+            case .combinator(let combinator): .combinator(combinator)
+            }
+        }
+
         /// Every kind there is, indexed by ``code``.
         static let all: [Kind] = [.created]
-            + ["fulfilled", "rejected", "settled"].flatMap { on in [Kind.then(on: on, exec: false), .then(on: on, exec: true)] }
-            + ["all", "any", "race", "allSettled"].map(Kind.combinator)
+            + ThenTrigger.allCases.flatMap { on in [Kind.then(on: on, exec: false), .then(on: on, exec: true)] }
+            + CombinatorKind.allCases.map(Kind.combinator)
 
         /// One byte instead of a string: a million promises hold one each.
         var code: UInt8 {
@@ -267,6 +276,15 @@ final class RemotePromise: PromiseIdentified {
     /// The state name of a promise whose result is `result`.
     static func state(of result: Result<JSONValue, any Error>?) -> String {
         stateName(of: result).description
+    }
+
+    /// ``state(of:)`` as a store keeps it.
+    static func storedState(of result: Result<JSONValue, any Error>?) -> StoredPromise.State {
+        switch result {
+        case nil: .pending
+        case .success?: .fulfilled
+        case .failure(let error)?: error is CancellationError ? .cancelled : .rejected
+        }
     }
 
     /// ``state(of:)`` as the literal it is, which a record writes as it stands.

@@ -11,7 +11,7 @@
 /// input's element, a value that is not an input's own).
 ///
 /// ```swift
-/// let references = InputValueReferences(kind: "all", value: [big, big], inputIDs: ["a", "a"], inputValues: [big, big])
+/// let references = InputValueReferences(kind: .all, value: [big, big], inputIDs: ["a", "a"], inputValues: [big, big])
 /// references?.sources                      // [0, 1]
 /// references?.remainder(of: [big, big])    // nil: nothing is stored in place
 /// ```
@@ -35,15 +35,15 @@ public struct InputValueReferences: Sendable, Hashable {
     /// inputs in order: each is looked at once. Only values worth a
     /// reference are referred to (``isWorthReferencing(_:)``): a small one
     /// is stored in place and keeps no input from being collected.
-    public init?(kind: String, value: JSONValue, inputIDs: [String], inputValues: [JSONValue?]) {
+    public init?(kind: CombinatorKind, value: JSONValue, inputIDs: [String], inputValues: [JSONValue?]) {
         guard inputIDs.count == inputValues.count else { return nil }
         switch kind {
-        case "any", "race":
+        case .any, .race:
             guard Self.isWorthReferencing(value),
                   let index = inputValues.firstIndex(where: { $0?.isSameInstance(as: value) == true })
             else { return nil }
             sources = [index]
-        case "all":
+        case .all:
             guard case .array(let elements) = value else { return nil }
             let candidates = elements.count == inputValues.count
                 ? Array(inputValues.indices) : inputValues.indices.filter { inputValues[$0] != nil }
@@ -51,7 +51,7 @@ public struct InputValueReferences: Sendable, Hashable {
             sources = zip(elements, candidates).map { element, index in
                 Self.isWorthReferencing(element) && inputValues[index]?.isSameInstance(as: element) == true ? index : nil
             }
-        case "allSettled":
+        case .allSettled:
             guard case .array(let elements) = value, elements.count == inputValues.count else { return nil }
             sources = elements.indices.map { index in
                 guard let inputValue = inputValues[index], Self.isWorthReferencing(inputValue),
@@ -59,8 +59,6 @@ public struct InputValueReferences: Sendable, Hashable {
                 else { return nil }
                 return index
             }
-        default:
-            return nil
         }
         guard sources.contains(where: { $0 != nil }) else { return nil }
     }
@@ -101,7 +99,7 @@ public struct InputValueReferences: Sendable, Hashable {
     ///   - inputIDs: the combinator's inputs.
     ///   - inputValues: their values, nil for an input not held or not fulfilled.
     public func value(
-        kind: String, remainder: JSONValue?, inputIDs: [String], inputValues: [JSONValue?]
+        kind: CombinatorKind, remainder: JSONValue?, inputIDs: [String], inputValues: [JSONValue?]
     ) throws(InputValueReferenceError) -> JSONValue {
         func input(_ source: Int) throws(InputValueReferenceError) -> JSONValue {
             guard inputValues.indices.contains(source), inputIDs.count == inputValues.count else {
@@ -111,10 +109,10 @@ public struct InputValueReferences: Sendable, Hashable {
             return value
         }
         switch kind {
-        case "any", "race":
+        case .any, .race:
             guard sources.count == 1, let source = sources[0], remainder == nil else { throw .malformed("one input expected") }
             return try input(source)
-        case "all", "allSettled":
+        case .all, .allSettled:
             var stored: [JSONValue]?
             if let remainder {
                 guard case .array(let elements) = remainder, elements.count == sources.count else {
@@ -131,11 +129,9 @@ public struct InputValueReferences: Sendable, Hashable {
                     continue
                 }
                 let value = try input(source)
-                elements.append(kind == "all" ? value : Self.settledElement(inputIDs[source], value))
+                elements.append(kind == .all ? value : Self.settledElement(inputIDs[source], value))
             }
             return .array(elements)
-        default:
-            throw .malformed("a \(kind) has no input values")
         }
     }
 

@@ -9,28 +9,26 @@ public struct StoredPromise: Sendable, Hashable {
     public var id: String
     /// Creation order; children and combinators come after what they follow.
     public var sequence: Int
-    /// `created`, `then`, or the combinator's method (`all`, `any`, `race`, `allSettled`).
-    public var kind: String
+    public var kind: Kind
     /// The promise a `then` child follows.
     public var parentID: String?
     /// A combinator's inputs, in order.
     public var inputIDs: [String]?
     /// A `then` child's `on`.
-    public var on: String?
+    public var on: ThenTrigger?
     /// A `then … exec` child's command.
     public var exec: [String]?
     public var cwd: String?
     public var env: [String: String]?
     /// An `all`'s policy.
-    public var policy: String?
+    public var policy: JoinPolicy?
     /// An `all` that gives up its other inputs once one fails.
     public var stopOnFailure: Bool
     public var name: String?
     /// Milliseconds since 1970.
     public var created: Int64
     public var settled: Int64?
-    /// `pending`, `fulfilled`, `rejected` or `cancelled`.
-    public var state: String
+    public var state: State
     /// The value of a fulfilled promise, unless ``valueOfParent`` or
     /// ``valueOfInputs`` (then only what the references leave out, if anything).
     public var value: JSONValue?
@@ -84,10 +82,10 @@ public struct StoredPromise: Sendable, Hashable {
     public var attempts: Int?
 
     public init(
-        id: String, sequence: Int, kind: String, parentID: String? = nil, inputIDs: [String]? = nil,
-        on: String? = nil, exec: [String]? = nil, cwd: String? = nil, env: [String: String]? = nil,
-        policy: String? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
-        state: String = "pending", value: JSONValue? = nil, reason: JSONValue? = nil,
+        id: String, sequence: Int, kind: Kind, parentID: String? = nil, inputIDs: [String]? = nil,
+        on: ThenTrigger? = nil, exec: [String]? = nil, cwd: String? = nil, env: [String: String]? = nil,
+        policy: JoinPolicy? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
+        state: State = .pending, value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
         execPid: Int32? = nil, execStartTime: UInt64? = nil,
@@ -130,7 +128,7 @@ public struct StoredPromise: Sendable, Hashable {
         self.attempts = attempts
     }
 
-    public var isPending: Bool { state == "pending" }
+    public var isPending: Bool { state == .pending }
 
     /// What removes this promise from a store.
     public var deletion: StoreDeletion { StoreDeletion(id: id, sequence: sequence) }
@@ -174,12 +172,12 @@ extension StoredPromise {
         object.value("exitStatus", ifPresent: exitStatus.map { .int(Int($0)) })
         object.string("id", id)
         object.strings("inputs", ifPresent: inputIDs)
-        object.string("kind", kind)
+        object.string("kind", kind.text)
         object.flag("lease", lease)
         object.string("name", ifPresent: name)
-        object.string("on", ifPresent: on)
+        object.string("on", ifPresent: on?.rawValue)
         object.string("parent", ifPresent: parentID)
-        object.string("policy", ifPresent: policy)
+        object.string("policy", ifPresent: policy?.rawValue)
         object.string("pool", ifPresent: pool)
         object.value("progress", ifPresent: progress.map(JSONValue.double))
         object.string("progressMessage", ifPresent: progressMessage)
@@ -190,7 +188,7 @@ extension StoredPromise {
         object.value("sequence", .int(sequence))
         object.value("settled", ifPresent: settled.map { .int(Int($0)) })
         object.value("started", ifPresent: started.map { .int(Int($0)) })
-        object.string("state", state)
+        object.string("state", state.rawValue)
         object.flag("stopOnFailure", stopOnFailure)
         object.value("timeoutMs", ifPresent: timeoutMilliseconds.map { .int(Int(clamping: $0)) })
         object.value("value", ifPresent: value)
@@ -208,19 +206,19 @@ extension StoredPromise {
         self.init(
             id: try reader.required("id", \.stringValue),
             sequence: try reader.required("sequence", \.intValue),
-            kind: try reader.required("kind", \.stringValue),
+            kind: try reader.required("kind", known: Kind.init(text:)),
             parentID: try reader.optional("parent", \.stringValue),
             inputIDs: try reader.optional("inputs", Reader.strings),
-            on: try reader.optional("on", \.stringValue),
+            on: try reader.optional("on", known: ThenTrigger.init(rawValue:)),
             exec: try reader.optional("exec", Reader.strings),
             cwd: try reader.optional("cwd", \.stringValue),
             env: try reader.optional("env", Reader.stringMap),
-            policy: try reader.optional("policy", \.stringValue),
+            policy: try reader.optional("policy", known: JoinPolicy.init(rawValue:)),
             stopOnFailure: try reader.optional("stopOnFailure", \.boolValue) ?? false,
             name: try reader.optional("name", \.stringValue),
             created: Int64(try reader.required("created", \.intValue)),
             settled: try reader.optional("settled", \.intValue).map(Int64.init),
-            state: try reader.required("state", \.stringValue),
+            state: try reader.required("state", known: State.init(rawValue:)),
             value: value,
             reason: members["reason"],
             progress: try reader.optional("progress", \.doubleValue),
@@ -240,9 +238,6 @@ extension StoredPromise {
             retry: try reader.optional("retry", \.intValue),
             retryDelayMs: try reader.optional("retryDelayMs", \.intValue).flatMap { UInt64(exactly: $0) },
             attempts: try reader.optional("attempts", \.intValue))
-        guard ["pending", "fulfilled", "rejected", "cancelled"].contains(state) else {
-            throw PromiseStoreError("stored promise \"\(id)\" has an unknown state \"\(state)\"")
-        }
     }
 
     /// Typed member access that names what is wrong.
@@ -258,6 +253,22 @@ extension StoredPromise {
         func optional<T>(_ key: String, _ read: (JSONValue) -> T?) throws(PromiseStoreError) -> T? {
             guard let member = members[key], !member.isNull else { return nil }
             guard let value = read(member) else { throw PromiseStoreError("a stored promise has a malformed \"\(key)\"") }
+            return value
+        }
+
+        /// A member that names one of `T`'s values. A name this code does not
+        /// know (written by a newer daemon, or by hand) is refused, so that
+        /// the row is quarantined rather than read as some default.
+        func required<T>(_ key: String, known make: (String) -> T?) throws(PromiseStoreError) -> T {
+            guard let value = try optional(key, known: make) else { throw PromiseStoreError("a stored promise has no \"\(key)\"") }
+            return value
+        }
+
+        func optional<T>(_ key: String, known make: (String) -> T?) throws(PromiseStoreError) -> T? {
+            guard let text = try optional(key, \.stringValue) else { return nil }
+            guard let value = make(text) else {
+                throw PromiseStoreError("stored promise \"\(members["id"]?.stringValue ?? "")\" has an unknown \(key) \"\(text)\"")
+            }
             return value
         }
 
