@@ -90,7 +90,7 @@ struct SQLitePromiseStoreQuarantineTests {
              #"holds the document of "other""#),
             ("42".databaseValue, "unreadable: a stored promise is not an object"),
             (Data([0xFF, 0x00, 0x7B]).databaseValue, "not valid JSON"),
-        ])
+        ] as [(DatabaseValue, String)])
     func undecodableRowIsQuarantined(doc: DatabaseValue, reason: String) throws {
         try withTemporaryDirectory { directory in
             let path = try plant(in: directory, good: [Self.promise("a", 1)], rows: [(3, "bad", doc)])

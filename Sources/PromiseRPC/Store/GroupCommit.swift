@@ -48,6 +48,9 @@ import Promise
 ///                                             // why it is not (failing store, or "build" refused)
 /// ```
 ///
+/// The rules (what a cut holds, which message waits for what, what a
+/// failure releases) are ``GroupCommitState``'s; this class does the I/O:
+/// it schedules cuts, snapshots, commits on the writer, logs and retries.
 /// Loop thread only, except the store's `commit`, which runs on `writer`.
 public final class GroupCommit {
     public let store: any PromiseStore
@@ -69,45 +72,16 @@ public final class GroupCommit {
     /// of the ids that settled (see Registry+Logs.swift).
     var logSnapshots: ([String]) -> [StoredStepLog] = { _ in [] }
 
-    // The bookkeeping below is `@exclusivity(unchecked)` for the reason
-    // given in `Registry`: loop thread only, no overlapping access, and a
-    // runtime check per access (26 per durable create+resolve pair).
-    /// Ids changed since the last cut, in the order first touched.
-    @exclusivity(unchecked) private var dirty: [String] = []
-    @exclusivity(unchecked) private var dirtySet: PromiseIDSet = []
-    /// Promises dropped since the last cut.
-    @exclusivity(unchecked) private var removals: [StoreDeletion] = []
-    /// Cuts are numbered from 1; the next one made is `nextCut`.
-    @exclusivity(unchecked) private var nextCut = 1
-    /// The newest cut holding a change; messages given now wait for it.
-    @exclusivity(unchecked) private var newestTouched = 0
-    /// Every cut up to this one has been committed or has failed.
-    @exclusivity(unchecked) private var finishedThrough = 0
-    @exclusivity(unchecked) private var cutScheduled = false
-    /// Step logs given to ``write(logs:)`` since the last cut.
-    @exclusivity(unchecked) private var pendingLogs: [StoredStepLog] = []
-    @exclusivity(unchecked) private var pendingPoolLimits: [StoredPoolLimit] = []
-    @exclusivity(unchecked) private var held: [HeldMessage] = []
-    @exclusivity(unchecked) private var heldStart = 0
-    /// Every id touched or removed, in order, from the touch numbered
-    /// `touchLogBase`: which changes each held message depends on. Trimmed
-    /// as messages are released, so it holds about a commit's worth.
-    @exclusivity(unchecked) private var touchLog: [String] = []
-    @exclusivity(unchecked) private var touchLogBase = 0
-    /// Touches before this one belong to a message given already, or to a
-    /// committed batch: the next message depends on those from here on.
-    @exclusivity(unchecked) private var claimedThrough = 0
-    /// Touches before this one are in batches whose outcome is known.
-    @exclusivity(unchecked) private var finishedTouches = 0
-    /// The touches whose change the store refused for good, while a message
-    /// depending on them may still be held; empty but for such moments.
-    @exclusivity(unchecked) private var refusedTouches: [Int: PromiseStoreError] = [:]
+    /// Which ids the next cut writes and which messages wait for which
+    /// cut. `@exclusivity(unchecked)` for the reason given in `Registry`:
+    /// loop thread only, and no access spans a call out of this type.
+    @exclusivity(unchecked) private var state = GroupCommitState<(PromiseStoreError?) -> Void>()
     private var retryTimer: (any ScheduledTimer)?
     /// How long a failing store waits before it tries again.
     static let retryMilliseconds: UInt64 = 1000
 
     /// Why the last commit failed, until one succeeds again.
-    public private(set) var failure: PromiseStoreError?
+    public var failure: PromiseStoreError? { state.failure }
     /// Batches committed since start.
     public private(set) var commitCount = 0
     /// Promise writes and deletions committed since start.
@@ -134,42 +108,27 @@ public final class GroupCommit {
 
     /// Notes that promise `id` changed, to be written as it then is in the next cut.
     func touch(_ id: String) {
-        if dirtySet.insert(id).inserted { dirty.append(id) }
-        touchLog.append(id)
-        changed()
+        if state.touched(id) == .scheduleCut { scheduleCut() }
     }
 
     /// Notes that a promise is gone, to be deleted from the store in the next
     /// cut. Its id may be made again meanwhile: the new promise has a new
     /// sequence, so the deletion leaves it alone.
     func remove(_ promise: StoreDeletion) {
-        removals.append(promise)
-        touchLog.append(promise.id)
-        changed()
+        if state.removed(promise) == .scheduleCut { scheduleCut() }
     }
 
     /// Writes these step logs in the next cut, with no promise changed (the
     /// registry's periodic save of running steps' output). Messages given
     /// from now on wait for that cut, as for any change.
     func write(logs: [StoredStepLog]) {
-        guard !logs.isEmpty else { return }
-        pendingLogs += logs
-        changed()
+        if state.wrote(logs: logs) == .scheduleCut { scheduleCut() }
     }
 
     /// Writes this pool limit in the next cut, with no promise changed.
     /// Messages given from now on (the `pool.set` answer) wait for that cut.
     func write(poolLimit: StoredPoolLimit) {
-        pendingPoolLimits.append(poolLimit)
-        changed()
-    }
-
-    /// How many ids were touched or removed since start.
-    private var touchCount: Int { touchLogBase + touchLog.count }
-
-    private func changed() {
-        newestTouched = nextCut
-        scheduleCut()
+        if state.wrote(poolLimit: poolLimit) == .scheduleCut { scheduleCut() }
     }
 
     /// Runs `body` once everything touched so far is committed (with nil),
@@ -177,35 +136,25 @@ public final class GroupCommit {
     /// is outstanding, and at once (with nil) while the store is failing, so
     /// that reads are still answered. Bodies run in the order given.
     func deliver(_ body: @escaping (PromiseStoreError?) -> Void) {
-        let touches = claimedThrough..<touchCount
-        claimedThrough = touches.upperBound
-        if newestTouched <= finishedThrough || failure != nil {
-            body(nil)
-        } else {
-            held.append(HeldMessage(cut: newestTouched, touches: touches, body: body))
-        }
+        if case .run(let body, let failure) = state.deliver(body) { body(failure) }
     }
 
     /// Like ``deliver(_:)``, but while the store is failing `body` gets the
     /// failure at once: for work that must not start before its record is
     /// stored (a `then … exec` command).
     func afterCommit(_ body: @escaping (PromiseStoreError?) -> Void) {
-        if let failure { return body(failure) }
-        deliver(body)
+        if case .run(let body, let failure) = state.deliverAfterCommit(body) { body(failure) }
     }
 
     /// Calls `done` once everything touched so far is committed or has
     /// failed: for a clean shutdown.
     func flush(_ done: @escaping () -> Void) {
-        if failure != nil || newestTouched <= finishedThrough { return done() }
-        held.append(HeldMessage(cut: newestTouched, touches: claimedThrough..<claimedThrough, body: { _ in done() }))
+        if case .run = state.flush({ _ in done() }) { done() }
     }
 
     // MARK: Cutting and committing
 
     private func scheduleCut() {
-        guard !cutScheduled else { return }
-        cutScheduled = true
         let journal = LoopBound(self)
         loop.execute { journal.value.cut() }
     }
@@ -214,27 +163,16 @@ public final class GroupCommit {
     /// the store is failing, cuts queue up behind the failed batch and wait
     /// for the retry.
     private func cut() {
-        cutScheduled = false
-        guard !dirty.isEmpty || !removals.isEmpty || !pendingLogs.isEmpty || !pendingPoolLimits.isEmpty else { return }
-        var logs = dirty.isEmpty ? pendingLogs : pendingLogs + logSnapshots(dirty)
-        pendingLogs = []
-        if !removals.isEmpty && !logs.isEmpty {
+        guard let cut = state.cut() else { return }
+        var logs = cut.ids.isEmpty ? cut.logs : cut.logs + logSnapshots(cut.ids)
+        if !cut.removals.isEmpty && !logs.isEmpty {
             // Logs are written after deletions: one of a promise dropped since would outlive it.
-            let removed = Set(removals.map(\.sequence))
+            let removed = Set(cut.removals.map(\.sequence))
             logs.removeAll { removed.contains($0.sequence) }
         }
-        let cut = StoreBatch(upserts: snapshots(dirty), deletions: removals, counters: counters(), logs: logs,
-                             poolLimits: pendingPoolLimits)
-        pendingPoolLimits = []
-        // Kept for the next turn's cut, unless a burst (a restore, a mass
-        // collection) made them large enough to be worth giving back.
-        let keep = dirty.capacity <= 1024
-        dirty.removeAll(keepingCapacity: keep)
-        dirtySet.removeAll(keepingCapacity: keep)
-        removals = []
-        let mark = CutMark(number: nextCut, touches: touchCount)
-        nextCut += 1
-        if queue.add(cut, through: mark) { startWriter() }
+        let batch = StoreBatch(upserts: snapshots(cut.ids), deletions: cut.removals, counters: counters(), logs: logs,
+                               poolLimits: cut.poolLimits)
+        if queue.add(batch, through: cut.mark) { startWriter() }
     }
 
     /// Commits batch after batch until nothing is queued, telling the loop
@@ -271,112 +209,48 @@ public final class GroupCommit {
     }
 
     private func finished(through mark: CutMark, changes: Int, _ outcome: Result<[UnstorableChange], PromiseStoreError>) {
-        // A retry after a failure may end with the cut that failed: not a newer one.
-        assert(mark.number >= finishedThrough && mark.touches >= finishedTouches, "batches finish in the order cut")
-        finishedThrough = mark.number
-        let touches = finishedTouches..<mark.touches
-        finishedTouches = mark.touches
-        // A change no message claimed (a timeout's) is known now: no later message depends on it.
-        claimedThrough = max(claimedThrough, mark.touches)
-        switch outcome {
-        case .success(let unstorable):
+        switch state.committed(mark, outcome) {
+        case .committed(let recovered):
             commitCount += 1
-            changeCount += changes - unstorable.count
-            if !unstorable.isEmpty { refuse(unstorable, touchedIn: touches) }
-            if let failure {
-                logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(failure)"])
-                self.failure = nil
+            if case .success(let unstorable) = outcome, !unstorable.isEmpty {
+                changeCount += changes - unstorable.count
+                log(unstorable)
+            } else {
+                changeCount += changes
             }
-            release(through: mark.number, nil)
-        case .failure(let error):
-            if failure == nil {
+            if let recovered {
+                logger.notice("The store can write again", metadata: ["store": "\(store.location)", "was": "\(recovered)"])
+            }
+        case .failing(let error, let isNew, let armRetry):
+            if isNew {
                 logger.error("The store cannot write: changes are refused until it can",
                              metadata: ["store": "\(store.location)", "error": "\(error)"])
             }
-            failure = error
-            // What waits for later cuts waits for changes that will not be written
-            // before a retry either; nothing is held while failing.
-            release(through: .max, error)
-            scheduleRetry()
+            if armRetry { scheduleRetry() }
         }
+        while let (body, failure) = state.nextReleased() { body(failure) }
     }
 
-    /// Logs and counts the changes the store refused for good, and notes
-    /// which of the batch's touches made them, for the messages that depend on them.
-    private func refuse(_ unstorable: [UnstorableChange], touchedIn touches: Range<Int>) {
-        var reasons = PromiseMap<PromiseStoreError>()
+    /// Logs and counts the changes the store refused for good.
+    private func log(_ unstorable: [UnstorableChange]) {
         for change in unstorable {
             logger.error("A change cannot be stored: it is left out, the rest is committed", metadata: [
                 "promise.id": "\(change.id)", "promise.sequence": "\(change.sequence)",
                 "reason": "\(change.reason)", "store": "\(store.location)",
             ])
-            reasons[change.id] = PromiseStoreError("promise \"\(change.id)\" cannot be stored: \(change.reason)")
         }
         unstorableCount += unstorable.count
-        // Touches before the log's start belong to messages released already.
-        for touch in max(touches.lowerBound, touchLogBase)..<touches.upperBound {
-            if let reason = reasons[touchLog[touch - touchLogBase]] { refusedTouches[touch] = reason }
-        }
-    }
-
-    private func release(through cut: Int, _ failure: PromiseStoreError?) {
-        while heldStart < held.count, held[heldStart].cut <= cut {
-            let message = held[heldStart]
-            heldStart += 1
-            assert(message.touches.upperBound <= finishedTouches || failure != nil, "released before its changes were written")
-            message.body(failure ?? refusal(of: message.touches))
-        }
-        if heldStart == held.count {
-            held.removeAll(keepingCapacity: true)
-            heldStart = 0
-        }
-        trimTouchLog()
-    }
-
-    /// Why a change made by these touches was not stored, if one was not.
-    private func refusal(of touches: Range<Int>) -> PromiseStoreError? {
-        guard !refusedTouches.isEmpty else { return nil }
-        for touch in touches { if let reason = refusedTouches[touch] { return reason } }
-        return nil
-    }
-
-    /// Drops the touches no held message, nor the next one given, depends
-    /// on: all of them usually; else once they are half the log, so that
-    /// shifting the rest costs O(1) per touch.
-    private func trimTouchLog() {
-        let needed = heldStart < held.count ? held[heldStart].touches.lowerBound : claimedThrough
-        assert(needed >= touchLogBase && needed <= touchCount, "held messages depend on touches in order")
-        let drop = needed - touchLogBase
-        if drop == touchLog.count {
-            touchLog.removeAll(keepingCapacity: touchLog.capacity <= 4096)
-        } else if drop > 0 && drop >= touchLog.count / 2 {
-            touchLog.removeFirst(drop)
-        } else {
-            return
-        }
-        touchLogBase = needed
-        if !refusedTouches.isEmpty { refusedTouches = refusedTouches.filter { $0.key >= needed } }
     }
 
     private func scheduleRetry() {
-        guard retryTimer == nil else { return }
         retryTimer = services.schedule(afterMilliseconds: Self.retryMilliseconds) { [weak self] in
             guard let self else { return }
             retryTimer = nil
-            if queue.resume() { startWriter() } else { failure = nil }
+            let resumed = queue.resume()
+            state.retryFired(resumed: resumed)
+            if resumed { startWriter() }
         }
     }
-}
-
-/// A message held until the cut it waits for is committed.
-///
-/// A struct, not a tuple: a closure stored in a tuple array element is kept
-/// behind a reabstraction thunk, one more allocation per held answer.
-private struct HeldMessage {
-    let cut: Int
-    /// The touches it depends on: those since the message given before it.
-    let touches: Range<Int>
-    let body: (PromiseStoreError?) -> Void
 }
 
 @available(*, unavailable)
