@@ -13,7 +13,10 @@ let package = Package(
     name: "swift-promise-toolkit",
     products: [
         .library(name: "Promise", targets: ["Promise"]),
+        .library(name: "PromiseJSON", targets: ["PromiseJSON"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
+        .library(name: "PromiseClient", targets: ["PromiseClient"]),
+        .library(name: "PromiseServer", targets: ["PromiseServer"]),
         .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
         .executable(name: "promisectl", targets: ["promisectl"]),
@@ -44,10 +47,30 @@ let package = Package(
             dependencies: ["CFutex"],
             swiftSettings: strictSettings
         ),
+        // JSON values: parsing, serializing, sizes.
+        .target(
+            name: "PromiseJSON",
+            swiftSettings: strictSettings
+        ),
+        // The JSON-RPC 2.0 wire: requests, responses, errors, params, the
+        // rules for ids, and the peer and handler a server speaks through.
         .target(
             name: "PromiseRPC",
+            dependencies: ["Promise", "PromiseJSON"],
+            swiftSettings: strictSettings
+        ),
+        // The blocking client over a Unix socket: no libuv, no server code.
+        .target(
+            name: "PromiseClient",
+            dependencies: ["PromiseJSON", "PromiseRPC"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "PromiseServer",
             dependencies: [
                 "Promise",
+                "PromiseJSON",
+                "PromiseRPC",
                 "CLibUV",
                 "CProcessSpawn",
                 .product(name: "Logging", package: "swift-log"),
@@ -59,7 +82,8 @@ let package = Package(
         .target(
             name: "PromiseSQLiteStore",
             dependencies: [
-                "PromiseRPC",
+                "PromiseJSON",
+                "PromiseServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -68,7 +92,9 @@ let package = Package(
         .executableTarget(
             name: "promised",
             dependencies: [
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseServer",
                 "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,7 +104,9 @@ let package = Package(
         .executableTarget(
             name: "promisectl",
             dependencies: [
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseClient",
                 "CLinuxProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -91,14 +119,16 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseRPCTests",
-            dependencies: ["PromiseRPC"],
+            dependencies: ["Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseServer"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "PromiseSQLiteStoreTests",
             dependencies: [
                 "PromiseSQLiteStore",
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseServer",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -106,7 +136,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["PromiseRPC", "PromiseSQLiteStore", "promised", "promisectl"],
+            dependencies: [
+                "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseServer", "PromiseSQLiteStore",
+                "promised", "promisectl",
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PromiseRPC
 import PromiseSQLiteStore
+import PromiseServer
 
 extension Promised {
     /// The limits from the command line, the rest at their defaults; the

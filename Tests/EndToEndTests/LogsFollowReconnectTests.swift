@@ -1,8 +1,11 @@
 import Foundation
 import PromiseRPC
+import PromiseServer
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
+import PromiseClient
 #endif
 
 /// `promisectl logs --follow` across a restart of a durable daemon: it

@@ -1,7 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import PromiseSQLiteStore
+import PromiseServer
 import Testing
+import PromiseClient
 
 /// The real daemon restarting over a store holding a row it cannot load.
 @Suite("durable store: a row that cannot be loaded")

@@ -1,6 +1,9 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
+import PromiseClient
 
 /// An exec step's `started` and `exitStatus` are stored with it: a restart
 /// shows the same record, and `get` the same duration and exit.

@@ -1,6 +1,8 @@
 import Foundation
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// A batch runs in slices of a turn's budget each, the rest in later turns

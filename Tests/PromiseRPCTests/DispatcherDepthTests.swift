@@ -1,4 +1,6 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 /// Values travel back nested inside records, envelopes and combinator

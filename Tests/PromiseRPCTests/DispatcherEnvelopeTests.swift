@@ -1,4 +1,6 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 @Suite("Dispatcher: JSON-RPC 2.0 envelope")

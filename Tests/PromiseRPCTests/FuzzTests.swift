@@ -1,5 +1,7 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 /// Seeded fuzzing of the framing and JSON-RPC layer, in process: the real

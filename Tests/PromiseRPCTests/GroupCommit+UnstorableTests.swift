@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// Changes the store refuses for good: only the messages that depend on

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// The group commit on its own: the test plays the loop thread (draining

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// Messages the durable journal holds back until what they tell is stored

@@ -1,4 +1,6 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// Finding which parts of a combined value are its inputs' very values,

@@ -1,10 +1,12 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
 #endif
 
 /// Commands a killed daemon left running: stopped at restart only while

@@ -1,5 +1,7 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// Ids are compared by code points: "é" (U+00E9) and "e" + U+0301 are two
 /// ids, though Swift Strings call them equal.

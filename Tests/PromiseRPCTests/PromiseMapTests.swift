@@ -1,4 +1,5 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// The registry's own hash table against a `Dictionary` doing the same.

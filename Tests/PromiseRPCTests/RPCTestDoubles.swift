@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// A connection as the dispatcher sees it: keeps every line sent to it.

@@ -1,5 +1,7 @@
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// `RemotePromise.writeRecord` writes records straight to bytes for the

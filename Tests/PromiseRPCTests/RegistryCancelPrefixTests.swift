@@ -1,5 +1,7 @@
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// `cancelPrefix`: every pending promise whose id starts with a prefix,

@@ -1,5 +1,7 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// `cancel` of a settled promise (the pinned `cancel` row, RXPromise's rule):
 /// it keeps its state and answers -32002, and its pending descendants are

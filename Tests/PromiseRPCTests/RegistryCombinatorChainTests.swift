@@ -1,5 +1,7 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// Chains of combinators over remote promises, each over the previous one's

@@ -1,5 +1,7 @@
 import PromiseRPC
+import PromiseServer
 import Testing
+import PromiseJSON
 
 @Suite("Registry: all, any, race, allSettled")
 struct RegistryCombinatorTests {

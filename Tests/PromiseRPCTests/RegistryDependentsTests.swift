@@ -1,6 +1,8 @@
 import Foundation
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// A settled promise that a pending one still needs (a `then` parent, a
 /// combinator's input) stays, in memory and in the store, until that one

@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// The registry over a store: answers held until their change is committed,
 /// restarts that rebuild everything, a store that cannot write, retention.

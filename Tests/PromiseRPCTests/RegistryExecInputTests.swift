@@ -1,4 +1,6 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// What a `then … exec` command is given (issue 22, item 8): what runs is

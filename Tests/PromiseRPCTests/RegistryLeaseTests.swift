@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// The `lease` method, and leases that outlive a restart for a grace period.
 @Suite("Registry leases across restarts")

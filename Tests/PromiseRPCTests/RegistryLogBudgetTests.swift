@@ -1,5 +1,7 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// All logs together hold at most `maxTotalLogBytes` in memory.
 @Suite("Registry log memory budget")

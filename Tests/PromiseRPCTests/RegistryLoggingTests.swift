@@ -1,6 +1,8 @@
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 @Suite("Registry logging")
 struct RegistryLoggingTests {

@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 @Suite("Registry: step logs")
 struct RegistryLogsTests {

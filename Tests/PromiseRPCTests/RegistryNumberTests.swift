@@ -1,5 +1,7 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 @Suite("Registry: numbers as written")
 struct RegistryNumberTests {

@@ -1,5 +1,7 @@
 import PromiseRPC
+import PromiseServer
 import Testing
+import PromiseJSON
 
 /// The record fields a pipeline view reads (`pid`, `started`, `exitStatus`,
 /// `consumers`): present when they apply, absent otherwise.

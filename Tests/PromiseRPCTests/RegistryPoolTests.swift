@@ -1,4 +1,6 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 /// Pools: `then … exec` steps and `pool.acquire` callers past a pool's limit

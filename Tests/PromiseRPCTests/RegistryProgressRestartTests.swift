@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// Progress only moves forward, and a restart keeps it where clients saw it.
 @Suite("Registry progress across a restart")

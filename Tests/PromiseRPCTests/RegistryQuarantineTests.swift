@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// Restoring a store that set some promises aside: what depends on them is
 /// rejected, naming them, and everything else is served.

@@ -1,6 +1,8 @@
 import Foundation
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// A restart that finds what a step's monitor wrote while no daemon ran
 /// (Registry+RunningSteps.swift): the step settles from it, as the daemon

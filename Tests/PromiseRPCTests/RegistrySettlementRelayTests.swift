@@ -1,6 +1,8 @@
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// When the registry acts on what its observers hear (SettlementRelay):
 /// right after the answer being written, or through the executor, never

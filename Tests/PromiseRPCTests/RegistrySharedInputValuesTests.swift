@@ -1,4 +1,6 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// A fulfilled combinator made of its inputs' values is stored with

@@ -1,4 +1,6 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// A `then` child that has its parent's value is stored without a copy of

@@ -1,6 +1,7 @@
 import Logging
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// The end of a daemon: the server lets its handler (the dispatcher and its

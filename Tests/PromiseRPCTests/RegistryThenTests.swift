@@ -1,4 +1,6 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 @Suite("Registry: then, chaining and cancellation")

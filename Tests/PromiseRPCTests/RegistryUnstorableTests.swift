@@ -1,5 +1,7 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// The registry over a store that refuses some changes for good (as SQLite

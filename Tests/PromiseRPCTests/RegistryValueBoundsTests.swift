@@ -1,4 +1,6 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
 
 /// Values and reasons the daemon makes by combining others stay within

@@ -1,4 +1,6 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 @Suite("Registry: wait, subscribe, unsubscribe")

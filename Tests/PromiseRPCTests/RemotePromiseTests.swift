@@ -1,6 +1,8 @@
 import Glibc
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 @Suite("RemotePromise")

@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
+import PromiseJSON
 
 /// The news of a settlement that reaches many promises is passed on a turn's
 /// budget at a time, the rest in later turns of the executor, in the order

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// What a step's monitor writes (StepOutputFiles.swift, monitor_relay.c) and

@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
 import Testing
+import PromiseJSON
 
 @Suite("SQLitePromiseStore: step logs")
 struct SQLitePromiseStoreLogsTests {

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
 import Promise
+import PromiseJSON
 import PromiseRPC
 import PromiseSQLiteStore
+import PromiseServer
 import Testing
 
 /// The daemon's stack — dispatcher, registry, group commit — over a real

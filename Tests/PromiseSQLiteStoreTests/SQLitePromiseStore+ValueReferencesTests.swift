@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
 import Testing
 
 /// Rows of combinators that refer to their inputs' values

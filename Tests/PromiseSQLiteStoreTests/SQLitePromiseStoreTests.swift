@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
 import Testing
+import PromiseJSON
 
 /// A fresh directory under /tmp for one test, removed when the test ends.
 func withTemporaryDirectory(_ body: (String) throws -> Void) throws {

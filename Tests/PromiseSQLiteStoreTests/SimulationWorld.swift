@@ -3,6 +3,7 @@ import Logging
 import Promise
 @testable import PromiseRPC
 import PromiseSQLiteStore
+@testable import PromiseServer
 
 /// The registry's clock, shared by every life of the simulated daemon.
 final class SimulationClock {
