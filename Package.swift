@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "PromiseJSON", targets: ["PromiseJSON"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
         .library(name: "PromiseClient", targets: ["PromiseClient"]),
+        .library(name: "PromiseStore", targets: ["PromiseStore"]),
+        .library(name: "PromiseRegistry", targets: ["PromiseRegistry"]),
         .library(name: "PromiseServer", targets: ["PromiseServer"]),
         .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
@@ -65,12 +67,37 @@ let package = Package(
             dependencies: ["PromiseJSON", "PromiseRPC"],
             swiftSettings: strictSettings
         ),
+        // The store protocol, what it keeps (StoredPromise), the memory
+        // store, and the id-keyed tables both the registry and stores use.
+        .target(
+            name: "PromiseStore",
+            dependencies: ["PromiseJSON", "PromiseRPC"],
+            swiftSettings: strictSettings
+        ),
+        // The daemon's promises by id, the methods that act on them (the
+        // dispatcher still speaks JSON-RPC), group commit to the store.
+        // Timers and processes come through LoopServices: no libuv here.
+        .target(
+            name: "PromiseRegistry",
+            dependencies: [
+                "Promise",
+                "PromiseJSON",
+                "PromiseRPC",
+                "PromiseStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The libuv server: loop thread, connections, child processes, and
+        // the LoopServices the registry runs on.
         .target(
             name: "PromiseServer",
             dependencies: [
                 "Promise",
                 "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
                 "CLibUV",
                 "CProcessSpawn",
                 .product(name: "Logging", package: "swift-log"),
@@ -83,7 +110,8 @@ let package = Package(
             name: "PromiseSQLiteStore",
             dependencies: [
                 "PromiseJSON",
-                "PromiseServer",
+                "PromiseRPC",
+                "PromiseStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -94,6 +122,8 @@ let package = Package(
             dependencies: [
                 "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
                 "PromiseServer",
                 "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -119,7 +149,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseRPCTests",
-            dependencies: ["Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseServer"],
+            dependencies: [
+                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
+                "PromiseServer",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -128,6 +161,8 @@ let package = Package(
                 "PromiseSQLiteStore",
                 "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
                 "PromiseServer",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -137,7 +172,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseServer", "PromiseSQLiteStore",
+                "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
+                "PromiseSQLiteStore",
                 "promised", "promisectl",
             ],
             swiftSettings: strictSettings

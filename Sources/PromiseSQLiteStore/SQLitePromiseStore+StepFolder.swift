@@ -1,6 +1,6 @@
 import Foundation
 import PromiseRPC
-import PromiseServer
+import PromiseStore
 
 extension SQLitePromiseStore {
     /// The folder `steps` beside the database, where the monitors of

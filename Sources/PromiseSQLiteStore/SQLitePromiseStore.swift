@@ -4,7 +4,7 @@ import GRDBSQLite
 import Glibc
 import PromiseJSON
 import PromiseRPC
-import PromiseServer
+import PromiseStore
 
 /// The daemon's default ``PromiseStore``: one SQLite file, written through
 /// GRDB, where every committed batch survives a crash or a power cut.

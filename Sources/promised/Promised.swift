@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import PromiseRPC
+import PromiseRegistry
 import PromiseServer
 
 /// The promise daemon: holds named promises for every process of this user,

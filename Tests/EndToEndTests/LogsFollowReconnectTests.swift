@@ -1,11 +1,12 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
 import PromiseServer
 import Testing
 #if canImport(Glibc)
 import Glibc
-import PromiseJSON
-import PromiseClient
 #endif
 
 /// `promisectl logs --follow` across a restart of a durable daemon: it

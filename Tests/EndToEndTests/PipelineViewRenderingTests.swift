@@ -3,6 +3,7 @@ import PromiseClient
 import PromiseJSON
 import PromiseRPC
 import PromiseServer
+import PromiseStore
 import Testing
 @testable import promisectl
 

@@ -1,10 +1,11 @@
 import Foundation
+import PromiseClient
 import PromiseJSON
 import PromiseRPC
 import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
-import PromiseClient
 
 /// The real daemon restarting over a store holding a row it cannot load.
 @Suite("durable store: a row that cannot be loaded")

@@ -1,9 +1,10 @@
 import Foundation
+import PromiseClient
 import PromiseJSON
 import PromiseRPC
 import PromiseServer
+import PromiseStore
 import Testing
-import PromiseClient
 
 /// An exec step's `started` and `exitStatus` are stored with it: a restart
 /// shows the same record, and `get` the same duration and exit.

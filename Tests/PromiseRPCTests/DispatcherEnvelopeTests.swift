@@ -1,5 +1,6 @@
 import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
 import PromiseServer
 import Testing
 

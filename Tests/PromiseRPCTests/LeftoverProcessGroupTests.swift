@@ -1,12 +1,14 @@
 import Foundation
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
+@testable import PromiseStore
 import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
-import PromiseJSON
 #endif
 
 /// Commands a killed daemon left running: stopped at restart only while

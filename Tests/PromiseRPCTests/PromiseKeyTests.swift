@@ -1,7 +1,8 @@
+import PromiseJSON
 @testable import PromiseRPC
 @testable import PromiseServer
+@testable import PromiseStore
 import Testing
-import PromiseJSON
 
 /// Ids are compared by code points: "é" (U+00E9) and "e" + U+0301 are two
 /// ids, though Swift Strings call them equal.

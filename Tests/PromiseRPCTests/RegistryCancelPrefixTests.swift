@@ -1,6 +1,7 @@
 import Promise
 @testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
 

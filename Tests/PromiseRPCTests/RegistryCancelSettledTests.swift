@@ -1,7 +1,8 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
-import PromiseJSON
 
 /// `cancel` of a settled promise (the pinned `cancel` row, RXPromise's rule):
 /// it keeps its state and answers -32002, and its pending descendants are

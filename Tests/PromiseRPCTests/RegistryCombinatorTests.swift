@@ -1,7 +1,8 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
 import PromiseServer
 import Testing
-import PromiseJSON
 
 @Suite("Registry: all, any, race, allSettled")
 struct RegistryCombinatorTests {

@@ -1,8 +1,10 @@
 import Foundation
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// A settled promise that a pending one still needs (a `then` parent, a
 /// combinator's input) stays, in memory and in the store, until that one

@@ -1,9 +1,11 @@
 import Foundation
 import Promise
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// The registry over a store: answers held until their change is committed,
 /// restarts that rebuild everything, a store that cannot write, retention.

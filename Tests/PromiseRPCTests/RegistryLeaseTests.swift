@@ -1,9 +1,11 @@
 import Foundation
 import Promise
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// The `lease` method, and leases that outlive a restart for a grace period.
 @Suite("Registry leases across restarts")

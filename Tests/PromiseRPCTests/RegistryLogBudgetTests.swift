@@ -1,7 +1,8 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
-import PromiseJSON
 
 /// All logs together hold at most `maxTotalLogBytes` in memory.
 @Suite("Registry log memory budget")

@@ -1,8 +1,9 @@
 import Logging
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
-import PromiseJSON
 
 @Suite("Registry logging")
 struct RegistryLoggingTests {

@@ -1,9 +1,11 @@
 import Foundation
 import Promise
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 @Suite("Registry: step logs")
 struct RegistryLogsTests {

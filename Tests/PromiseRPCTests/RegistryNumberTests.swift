@@ -1,7 +1,9 @@
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 @Suite("Registry: numbers as written")
 struct RegistryNumberTests {

@@ -1,7 +1,8 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
 import PromiseServer
 import Testing
-import PromiseJSON
 
 /// The record fields a pipeline view reads (`pid`, `started`, `exitStatus`,
 /// `consumers`): present when they apply, absent otherwise.

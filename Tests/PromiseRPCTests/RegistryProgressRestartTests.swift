@@ -1,9 +1,11 @@
 import Foundation
 import Promise
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// Progress only moves forward, and a restart keeps it where clients saw it.
 @Suite("Registry progress across a restart")

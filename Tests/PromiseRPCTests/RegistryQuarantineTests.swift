@@ -1,10 +1,12 @@
 import Foundation
 import Logging
 import Promise
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// Restoring a store that set some promises aside: what depends on them is
 /// rejected, naming them, and everything else is served.

@@ -1,8 +1,10 @@
 import Foundation
-@testable import PromiseRPC
-@testable import PromiseServer
-import Testing
 import PromiseJSON
+@testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
+import Testing
 
 /// A restart that finds what a step's monitor wrote while no daemon ran
 /// (Registry+RunningSteps.swift): the step settles from it, as the daemon

@@ -1,8 +1,9 @@
 import Foundation
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
-import PromiseJSON
 
 /// The daemon-wide caps on waits and subscriptions for ids no promise has
 /// yet (issue 22, item 7): every way such a watch ends gives its room back —

@@ -2,8 +2,10 @@ import Glibc
 import Promise
 @testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
+import PromiseStore
 
 @Suite("RemotePromise")
 struct RemotePromiseTests {

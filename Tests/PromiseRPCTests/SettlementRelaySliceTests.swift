@@ -1,9 +1,10 @@
 import Foundation
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
-import PromiseJSON
 
 /// The news of a settlement that reaches many promises is passed on a turn's
 /// budget at a time, the rest in later turns of the executor, in the order

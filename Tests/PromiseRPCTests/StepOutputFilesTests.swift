@@ -1,5 +1,6 @@
 import Foundation
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
 

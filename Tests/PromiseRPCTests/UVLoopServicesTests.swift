@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PromiseRPC
+@testable import PromiseRegistry
 @testable import PromiseServer
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
 
 /// Promise values may be private: the store's files are its owner's alone.

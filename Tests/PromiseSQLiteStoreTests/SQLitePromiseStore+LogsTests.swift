@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
-import PromiseJSON
 
 @Suite("SQLitePromiseStore: step logs")
 struct SQLitePromiseStoreLogsTests {

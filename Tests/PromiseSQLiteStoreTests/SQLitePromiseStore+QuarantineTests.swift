@@ -3,6 +3,7 @@ import GRDB
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
 
 /// Rows that cannot be loaded are moved to the `quarantine` table, as they

@@ -4,6 +4,7 @@ import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
 
 /// A change SQLite refuses for a reason of its own is left out of its

@@ -4,6 +4,7 @@ import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
 
 /// Rows of combinators that refer to their inputs' values

@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer
+import PromiseStore
 import Testing
-import PromiseJSON
 
 /// A fresh directory under /tmp for one test, removed when the test ends.
 func withTemporaryDirectory(_ body: (String) throws -> Void) throws {

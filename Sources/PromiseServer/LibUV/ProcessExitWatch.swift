@@ -1,5 +1,6 @@
 internal import CProcessSpawn
 import Glibc
+import PromiseRegistry
 
 /// Tells once a process that is not the daemon's child has ended: a step's
 /// monitor started by a daemon that has since been restarted. A pidfd
