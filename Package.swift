@@ -104,8 +104,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The daemon's durable store, apart from PromiseRPC so that promisectl
-        // and other clients of the protocol do not link SQLite.
+        // The daemon's durable store, apart from PromiseStore so that the
+        // memory store, tests and clients do not link SQLite.
         .target(
             name: "PromiseSQLiteStore",
             dependencies: [
@@ -131,6 +131,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The command line: the client and the wire only, no libuv, no server.
         .executableTarget(
             name: "promisectl",
             dependencies: [
