@@ -13,7 +13,12 @@ let package = Package(
     name: "swift-promise-toolkit",
     products: [
         .library(name: "Promise", targets: ["Promise"]),
+        .library(name: "PromiseJSON", targets: ["PromiseJSON"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
+        .library(name: "PromiseClient", targets: ["PromiseClient"]),
+        .library(name: "PromiseStore", targets: ["PromiseStore"]),
+        .library(name: "PromiseRegistry", targets: ["PromiseRegistry"]),
+        .library(name: "PromiseServer", targets: ["PromiseServer"]),
         .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
         .executable(name: "promisectl", targets: ["promisectl"]),
@@ -44,22 +49,69 @@ let package = Package(
             dependencies: ["CFutex"],
             swiftSettings: strictSettings
         ),
+        // JSON values: parsing, serializing, sizes.
+        .target(
+            name: "PromiseJSON",
+            swiftSettings: strictSettings
+        ),
+        // The JSON-RPC 2.0 wire: requests, responses, errors, params, the
+        // rules for ids, and the peer and handler a server speaks through.
         .target(
             name: "PromiseRPC",
+            dependencies: ["Promise", "PromiseJSON"],
+            swiftSettings: strictSettings
+        ),
+        // The blocking client over a Unix socket: no libuv, no server code.
+        .target(
+            name: "PromiseClient",
+            dependencies: ["PromiseJSON", "PromiseRPC"],
+            swiftSettings: strictSettings
+        ),
+        // The store protocol, what it keeps (StoredPromise), the memory
+        // store, and the id-keyed tables both the registry and stores use.
+        .target(
+            name: "PromiseStore",
+            dependencies: ["PromiseJSON", "PromiseRPC"],
+            swiftSettings: strictSettings
+        ),
+        // The daemon's promises by id, the methods that act on them (the
+        // dispatcher still speaks JSON-RPC), group commit to the store.
+        // Timers and processes come through LoopServices: no libuv here.
+        .target(
+            name: "PromiseRegistry",
             dependencies: [
                 "Promise",
+                "PromiseJSON",
+                "PromiseRPC",
+                "PromiseStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The libuv server: loop thread, connections, child processes, and
+        // the LoopServices the registry runs on.
+        .target(
+            name: "PromiseServer",
+            dependencies: [
+                "Promise",
+                "PromiseJSON",
+                "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
                 "CLibUV",
                 "CProcessSpawn",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
-        // The daemon's durable store, apart from PromiseRPC so that promisectl
-        // and other clients of the protocol do not link SQLite.
+        // The daemon's durable store, apart from PromiseStore so that the
+        // memory store, tests and clients do not link SQLite.
         .target(
             name: "PromiseSQLiteStore",
             dependencies: [
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -68,17 +120,24 @@ let package = Package(
         .executableTarget(
             name: "promised",
             dependencies: [
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
+                "PromiseServer",
                 "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
+        // The command line: the client and the wire only, no libuv, no server.
         .executableTarget(
             name: "promisectl",
             dependencies: [
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseClient",
                 "CLinuxProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -91,14 +150,21 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseRPCTests",
-            dependencies: ["PromiseRPC"],
+            dependencies: [
+                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
+                "PromiseServer",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "PromiseSQLiteStoreTests",
             dependencies: [
                 "PromiseSQLiteStore",
+                "PromiseJSON",
                 "PromiseRPC",
+                "PromiseStore",
+                "PromiseRegistry",
+                "PromiseServer",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -106,7 +172,11 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["PromiseRPC", "PromiseSQLiteStore", "promised", "promisectl"],
+            dependencies: [
+                "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
+                "PromiseSQLiteStore",
+                "promised", "promisectl",
+            ],
             swiftSettings: strictSettings
         ),
     ]

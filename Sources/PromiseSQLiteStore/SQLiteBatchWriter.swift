@@ -1,6 +1,7 @@
 import GRDB
 import GRDBSQLite
 import PromiseRPC
+import PromiseStore
 
 /// Writes one ``StoreBatch`` in one transaction by stepping, through SQLite's
 /// C API, statements that GRDB prepared and keeps cached.

@@ -1,5 +1,6 @@
 import Foundation
 import PromiseRPC
+import PromiseStore
 
 extension SQLitePromiseStore {
     /// The folder `steps` beside the database, where the monitors of

@@ -1,8 +1,10 @@
 import Foundation
-import Glibc
 import GRDB
 import GRDBSQLite
+import Glibc
+import PromiseJSON
 import PromiseRPC
+import PromiseStore
 
 /// The daemon's default ``PromiseStore``: one SQLite file, written through
 /// GRDB, where every committed batch survives a crash or a power cut.

@@ -1,5 +1,6 @@
 import Glibc
 import PromiseRPC
+import PromiseStore
 
 /// The store folder and the files in it, checked before the daemon trusts
 /// them: whoever can write a store can make the daemon run commands (a

@@ -1,5 +1,7 @@
 import Glibc
+import PromiseJSON
 import PromiseRPC
+import PromiseStore
 
 /// One store, one daemon: an exclusive `flock` on `promised.lock` in the
 /// store folder, held for as long as the store is open.

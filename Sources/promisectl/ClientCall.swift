@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 /// One command line of the commands scripts run in loops (`get`, `create`,
@@ -20,7 +21,7 @@ protocol ClientCall {
     var socket: String? { get }
     /// What ArgumentParser checks after parsing; throws `ValidationError`.
     func validate() throws
-    func run(with client: PromiseClient) throws
+    func run(with client: BlockingPromiseClient) throws
 }
 
 extension ClientCall {

@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// A subcommand that talks to the daemon. `run()` connects, runs the command
 /// and turns every failure into one line on stderr and its pinned exit status.
 protocol ClientCommand: ParsableCommand {
     var connection: ConnectionOptions { get }
-    func run(with client: PromiseClient) throws
+    func run(with client: BlockingPromiseClient) throws
 }
 
 extension ClientCommand {
@@ -18,9 +20,9 @@ extension ClientCommand {
 /// Connects to the daemon (`--socket`, else the default path), runs `body`
 /// with the connection, and turns every failure into one line on stderr and
 /// its pinned exit status.
-func withDaemon(socket: String?, _ body: (PromiseClient) throws -> Void) throws {
+func withDaemon(socket: String?, _ body: (BlockingPromiseClient) throws -> Void) throws {
     do {
-        let client = try PromiseClient(socketPath: SocketPath.resolve(explicit: socket), timeout: nil)
+        let client = try BlockingPromiseClient(socketPath: SocketPath.resolve(explicit: socket), timeout: nil)
         defer { client.close() }
         try body(client)
     } catch {

@@ -1,3 +1,4 @@
+import PromiseClient
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -65,7 +66,7 @@ enum DaemonWait {
         let deadline = ContinuousClock.now + .milliseconds(Int64((seconds * 1000).rounded()))
         while true {
             do {
-                let client = try PromiseClient(socketPath: socketPath, timeout: .seconds(5))
+                let client = try BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(5))
                 client.close()
                 return
             } catch let error as PromiseClientError where error.code == .daemonUnreachable {

@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// `promisectl watch`'s line for people, one per notification: the local
@@ -10,7 +12,7 @@ import PromiseRPC
 /// 14:02:20  build/test  rejected: 2 tests failed (code 1)  [0.9s]  exit 1
 /// ```
 enum EventLine {
-    static func text(for notification: PromiseClient.Notification, now: Int64, timeZone: TimeZone = .current) -> String {
+    static func text(for notification: BlockingPromiseClient.Notification, now: Int64, timeZone: TimeZone = .current) -> String {
         let time = Format.clock(milliseconds: now, now: now, timeZone: timeZone)
         let params = notification.params
         switch notification.method {
@@ -21,7 +23,7 @@ enum EventLine {
             if let message = params["message"]?.stringValue, !message.isEmpty { parts.append(Format.oneLine(message)) }
             return parts.joined(separator: "  ")
         case "settled":
-            guard let record = try? PromiseClient.Record(params) else { break }
+            guard let record = try? BlockingPromiseClient.Record(params) else { break }
             let view = RecordView(record)
             var outcome = view.state
             switch record.state {

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// The exit statuses every command uses (pinned in the protocol notes), so a
@@ -27,7 +29,7 @@ extension ExitCode {
     static let internalError = ExitCode(70)
 
     /// The status for a promise in `state`: what `wait` and `get` exit with.
-    init(state: PromiseClient.Record.State) {
+    init(state: BlockingPromiseClient.Record.State) {
         switch state {
         case .pending, .fulfilled: self = .fulfilled
         case .rejected: self = .rejected
@@ -37,7 +39,7 @@ extension ExitCode {
 
     /// What `wait` exits with for a settled record: as ``init(state:)``, except
     /// that a rejection by the promise's own timeout (reason code -32005) is 3.
-    static func forWaitedRecord(_ record: PromiseClient.Record) -> ExitCode {
+    static func forWaitedRecord(_ record: BlockingPromiseClient.Record) -> ExitCode {
         if record.state == .rejected && record.reasonCode == RPCError.Code.waitTimedOut.rawValue { return .timedOut }
         return ExitCode(state: record.state)
     }

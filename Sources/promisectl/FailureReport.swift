@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// What `wait` prints on stderr for a promise that did not fulfil: where the
@@ -15,12 +17,12 @@ import PromiseRPC
 /// ```
 enum FailureReport {
     /// Writes ``lines(for:waitedFor:)`` to stderr, each as `promisectl: …`.
-    static func report(_ record: PromiseClient.Record, waitedFor id: String) {
+    static func report(_ record: BlockingPromiseClient.Record, waitedFor id: String) {
         for line in lines(for: record, waitedFor: id) { Failure.report(line) }
     }
 
     /// The lines for `record` (rejected or cancelled), waited for as `id`.
-    static func lines(for record: PromiseClient.Record, waitedFor id: String) -> [String] {
+    static func lines(for record: BlockingPromiseClient.Record, waitedFor id: String) -> [String] {
         let state = record.state.rawValue
         guard let reason = record.reason, record.state == .rejected, let origin = record.reasonOrigin else {
             return ["\(id) \(state)\(Output.reasonSuffix(record))"]

@@ -1,3 +1,4 @@
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc

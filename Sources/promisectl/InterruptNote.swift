@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// What plain `wait` says when Ctrl-C ends it: the daemon's steps go on,
@@ -16,7 +18,7 @@ enum InterruptNote {
     /// The line for `id`, or nil when it is not pending or the daemon does
     /// not answer within a second.
     static func text(for id: String, socketPath: String) -> String? {
-        guard let client = try? PromiseClient(socketPath: socketPath, timeout: .seconds(1)) else { return nil }
+        guard let client = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(1)) else { return nil }
         defer { client.close() }
         guard let record = try? client.call("get", ["id": .string(id)]), record["state"]?.stringValue == "pending" else {
             return nil

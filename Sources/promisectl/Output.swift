@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +55,7 @@ enum Output {
     }
 
     /// `get`'s text: the state, then the value or the reason.
-    static func summary(of record: PromiseClient.Record) -> String {
+    static func summary(of record: BlockingPromiseClient.Record) -> String {
         switch record.state {
         case .pending:
             if let progress = record.json["progress"]?.doubleValue, progress > 0 {
@@ -69,7 +71,7 @@ enum Output {
 
     /// `: message (code N)` for a rejected or cancelled record, or "" without a reason.
     /// One line: a message's line breaks become spaces, as on `wait`'s stderr.
-    static func reasonSuffix(_ record: PromiseClient.Record) -> String {
+    static func reasonSuffix(_ record: BlockingPromiseClient.Record) -> String {
         var text = ""
         if let message = record.reasonMessage, !message.isEmpty { text += ": " + Format.oneLine(message, limit: .max) }
         if let code = record.reasonCode { text += " (code \(code))" }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// A slot of one of the daemon's pools, held by `promisectl run --pool` for
@@ -26,9 +28,9 @@ final class PoolSlotClaim {
     /// Where the slot stands, always on one connection.
     enum State {
         /// Held on this connection.
-        case held(PromiseClient)
+        case held(BlockingPromiseClient)
         /// `pool.acquire` (request `request`) sent on this new connection, not answered yet.
-        case reclaiming(PromiseClient, request: Int, since: ContinuousClock.Instant)
+        case reclaiming(BlockingPromiseClient, request: Int, since: ContinuousClock.Instant)
         /// Not held: given back, or refused by the restarted daemon (the command runs without one).
         case none
     }
@@ -48,7 +50,7 @@ final class PoolSlotClaim {
     /// Waits for a slot of `pool`, first come first served. Throws the exit
     /// status to end with when `promiseID` (subscribed to) settles meanwhile:
     /// the command is not to run.
-    static func acquire(pool: String, for promiseID: String, on client: PromiseClient) throws -> PoolSlotClaim {
+    static func acquire(pool: String, for promiseID: String, on client: BlockingPromiseClient) throws -> PoolSlotClaim {
         let request = try client.send("pool.acquire", ["pool": .string(pool), "id": .string(promiseID)])
         while true {
             do {
@@ -61,7 +63,7 @@ final class PoolSlotClaim {
     }
 
     /// Throws when a `settled` notification for `promiseID` has come.
-    private static func checkStillPending(_ promiseID: String, on client: PromiseClient, pool: String) throws {
+    private static func checkStillPending(_ promiseID: String, on client: BlockingPromiseClient, pool: String) throws {
         while let notification = try client.nextNotification(timeout: .zero) {
             guard notification.method == "settled", notification.params["id"]?.stringValue == promiseID,
                   let state = notification.params["state"]?.stringValue
@@ -74,7 +76,7 @@ final class PoolSlotClaim {
     /// Throws -32602 (exit 64) when the daemon has no pool `pool`: checked
     /// before `run` creates its promise, which a failed `pool.acquire` would
     /// leave rejected (its lease ends with the connection).
-    static func checkExists(_ pool: String, on client: PromiseClient) throws {
+    static func checkExists(_ pool: String, on client: BlockingPromiseClient) throws {
         guard try client.call("info")["pools"]?[pool] == nil else { return }
         throw RPCError(
             .invalidParams, "no pool named \"\(pool)\": start promised with --pool \(pool)=N, or make it with promisectl pool",
@@ -86,7 +88,7 @@ final class PoolSlotClaim {
     /// Asks for the slot again on `client`, a new connection made while the
     /// command runs; does not wait for the answer (``checkReclaimed()`` reads it
     /// between polls). Throws only when the connection is lost again.
-    func reclaim(on client: PromiseClient) throws {
+    func reclaim(on client: BlockingPromiseClient) throws {
         let request = try client.send("pool.acquire", ["pool": .string(pool), "id": .string(promiseID)])
         state = .reclaiming(client, request: request, since: .now)
         notedWaiting = false
@@ -118,7 +120,7 @@ final class PoolSlotClaim {
     /// (a slot asked for again whose answer has come is held). One asked for
     /// but not given yet stays asked for: the daemon drops that turn when the
     /// connection closes, as promisectl exits.
-    func release(on client: PromiseClient) {
+    func release(on client: BlockingPromiseClient) {
         if case .reclaiming(let asker, let request, _) = state, asker === client,
            (try? client.result(for: request, timeout: .zero)) != nil
         {

@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +19,7 @@ enum PrefixedLogs {
 
     /// Prints the kept output of every step whose id starts with `prefix`,
     /// in creation order: stdout lines on stdout, stderr lines on stderr.
-    static func printAll(under prefix: String, with client: PromiseClient) throws {
+    static func printAll(under prefix: String, with client: BlockingPromiseClient) throws {
         var cursor: JSONValue = .null
         repeat {
             var params: [String: JSONValue] = ["prefix": .string(prefix), "limit": .int(batchSize)]
@@ -31,7 +33,7 @@ enum PrefixedLogs {
 
     /// Prints `streams` of the logs of `ids` (in batches), each line led by its id.
     /// An id without a promise (forgotten meanwhile) is passed over.
-    static func print(_ ids: [String], streams: [StepStream], with client: PromiseClient) throws {
+    static func print(_ ids: [String], streams: [StepStream], with client: BlockingPromiseClient) throws {
         for start in stride(from: 0, to: ids.count, by: batchSize) {
             let chunk = Array(ids[start..<min(start + batchSize, ids.count)])
             let answers = try client.batch(chunk.map { .init("logs", ["id": .string($0)]) }, timeout: nil)

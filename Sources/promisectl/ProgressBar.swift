@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -86,7 +88,7 @@ extension ProgressBar {
                 return try client.call("wait", params, timeout: nil)
             }
             // Where it stands now: progress notifications come only as it moves.
-            if let record = try? PromiseClient.Record(client.call("get", ["id": .string(id)], timeout: nil)),
+            if let record = try? BlockingPromiseClient.Record(client.call("get", ["id": .string(id)], timeout: nil)),
                 record.state == .pending, let fraction = record.json["progress"]?.doubleValue
             {
                 draw(fraction, record.json["progressMessage"]?.stringValue)

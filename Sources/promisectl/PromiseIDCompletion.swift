@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// Shell completion of promise ids: the ids the daemon holds that start
@@ -18,7 +20,7 @@ enum PromiseIDCompletion {
     /// The ids that start with `prefix`, or none when the daemon does not answer.
     static func ids(startingWith prefix: String, words: [String]) -> [String] {
         let socket = explicitSocket(in: words)
-        guard let client = try? PromiseClient(socketPath: SocketPath.resolve(explicit: socket), timeout: timeout) else {
+        guard let client = try? BlockingPromiseClient(socketPath: SocketPath.resolve(explicit: socket), timeout: timeout) else {
             return []
         }
         defer { client.close() }

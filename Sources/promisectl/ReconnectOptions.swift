@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 /// How long `wait`, `watch`, `logs --follow` and `run` keep trying to get the daemon back
@@ -38,7 +39,7 @@ struct ReconnectTimeout {
     }
 
     /// `client`, reconnecting as these options say; each lost connection is said on stderr.
-    func reconnecting(_ client: PromiseClient) -> ReconnectingPromiseClient {
+    func reconnecting(_ client: BlockingPromiseClient) -> ReconnectingPromiseClient {
         let reconnecting = ReconnectingPromiseClient(adopting: client, policy: policy)
         let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
         if policy.reconnects {

@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// What people are shown of one promise record: the fields `list`, `tree`,
@@ -27,7 +29,7 @@ struct RecordView: Equatable {
     var reasonMessage: String?
     var isSettled: Bool
 
-    init(_ record: PromiseClient.Record) {
+    init(_ record: BlockingPromiseClient.Record) {
         let json = record.json
         id = record.id
         isSettled = record.state != .pending

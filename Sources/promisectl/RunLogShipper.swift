@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// Sends the output of `promisectl run`'s command to the daemon as its
@@ -28,7 +30,7 @@ final class RunLogShipper {
     static let interval: Duration = .milliseconds(250)
 
     /// The session's connection, a new one after a reconnect.
-    private let client: () -> PromiseClient
+    private let client: () -> BlockingPromiseClient
     private let id: String
     /// The daemon's `maxLogBytes` and `maxLineBytes`, asked at the first output.
     private var limits: (logBytes: Int, lineBytes: Int)?
@@ -43,7 +45,7 @@ final class RunLogShipper {
     /// Set on a new connection: the daemon may lack some of what was sent.
     private var unchecked = false
 
-    init(client: @escaping () -> PromiseClient, id: String) {
+    init(client: @escaping () -> BlockingPromiseClient, id: String) {
         self.client = client
         self.id = id
     }

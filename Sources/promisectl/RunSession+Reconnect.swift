@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// What `promisectl run` does when the daemon goes away while its command
@@ -26,18 +28,18 @@ extension RunSession {
 
     /// On each new connection, before anything else is sent on it: the lease
     /// again, and the subscription that tells of a cancellation.
-    func resume(on client: PromiseClient) throws {
+    func resume(on client: BlockingPromiseClient) throws {
         try finishResume(sendResume(on: client), on: client)
     }
 
     /// Sends ``resume(on:)``'s two requests without waiting (the daemon answers
     /// them in order, after whatever was sent before them); returns their ids.
-    func sendResume(on client: PromiseClient) throws -> (lease: Int, subscribe: Int) {
+    func sendResume(on client: BlockingPromiseClient) throws -> (lease: Int, subscribe: Int) {
         (try client.send("lease", ["id": .string(id)]), try client.send("subscribe", ["ids": [.string(id)]]))
     }
 
     /// Reads the answers to ``sendResume(on:)``'s requests.
-    func finishResume(_ sent: (lease: Int, subscribe: Int), on client: PromiseClient) throws {
+    func finishResume(_ sent: (lease: Int, subscribe: Int), on client: BlockingPromiseClient) throws {
         try leaseAnswered { try client.result(for: sent.lease) }
         try client.result(for: sent.subscribe)
     }
@@ -46,7 +48,7 @@ extension RunSession {
     /// for the slot again. The restarted daemon does not know the slot was
     /// held (it went with the old connection), and would give it to the next
     /// step of the pool while the command still runs.
-    func reclaimSlot(on client: PromiseClient) throws {
+    func reclaimSlot(on client: BlockingPromiseClient) throws {
         guard commandRunning, let slot else { return }
         try slot.reclaim(on: client)
     }

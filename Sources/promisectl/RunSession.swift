@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +18,7 @@ import Glibc
 final class RunSession {
     /// The daemon, reconnected when it goes away (RunSession+Reconnect.swift).
     let connection: ReconnectingPromiseClient
-    var client: PromiseClient { connection.client }
+    var client: BlockingPromiseClient { connection.client }
     let id: String
     let command: [String]
     private let grace: Duration
@@ -60,7 +62,7 @@ final class RunSession {
     /// How many more times a command that fails runs (`run --retry`).
     private let retries: Int
 
-    init(client: PromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
+    init(client: BlockingPromiseClient, id: String, command: [String], grace: Duration, pollTimeout: Duration = .milliseconds(50),
          pool: String? = nil, reconnect: ReconnectPolicy = .never, retries: Int = 0) {
         self.connection = ReconnectingPromiseClient(adopting: client, policy: reconnect)
         self.retries = retries
@@ -92,7 +94,7 @@ final class RunSession {
         let record = try connection.withReconnects { client in
             let created = try client.send("create", ["id": .string(id), "ifExists": "get", "lease": true])
             let resumed = try sendResume(on: client)
-            let record = try PromiseClient.Record(client.result(for: created))
+            let record = try BlockingPromiseClient.Record(client.result(for: created))
             try finishResume(resumed, on: client)
             return record
         }

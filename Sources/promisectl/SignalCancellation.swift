@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Synchronization
 #if canImport(Glibc)
@@ -101,7 +103,7 @@ final class SignalCancellation: Sendable {
     /// the process ends for the signal either way.
     private static func cancel(_ id: String, socketPath: String) {
         do {
-            let client = try PromiseClient(socketPath: socketPath, timeout: .seconds(5))
+            let client = try BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(5))
             defer { client.close() }
             try client.call("cancel", ["id": .string(id)])
             Failure.report("interrupted: cancelled \(id)")

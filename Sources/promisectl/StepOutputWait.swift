@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +17,7 @@ import Glibc
 enum StepOutputWait {
     enum Outcome {
         /// The promise settled: its record.
-        case settled(PromiseClient.Record)
+        case settled(BlockingPromiseClient.Record)
         /// The timeout passed first.
         case timedOut
         /// Nothing to follow (no step above it, or the daemon refused the
@@ -55,7 +57,7 @@ enum StepOutputWait {
             if !rest.isEmpty {
                 try connection.withReconnects { try PrefixedLogs.print(rest, streams: [.stderr], with: $0) }
             }
-            return .settled(try PromiseClient.Record(notification.params))
+            return .settled(try BlockingPromiseClient.Record(notification.params))
         }
     }
 }

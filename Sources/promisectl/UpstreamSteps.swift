@@ -1,3 +1,5 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// The `exec` steps a promise waited on: itself, and the steps above it
@@ -8,7 +10,7 @@ enum UpstreamSteps {
     static let batchSize = 100
 
     /// The ids of the exec steps at or above `id`, those further up first.
-    static func ids(above id: String, with client: PromiseClient) throws -> [String] {
+    static func ids(above id: String, with client: BlockingPromiseClient) throws -> [String] {
         var seen: Set<String> = [id]
         var level = [id]
         var steps: [[String]] = []

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PromiseRPC
+import PromiseServer
 
 /// A pool and its limit at start: `--pool cc=2` (docs/PROTOCOL.md, "Pools").
 /// `--pool default=N` sets the default pool, as `--max-running-processes N` does.

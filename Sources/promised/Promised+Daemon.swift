@@ -2,7 +2,10 @@ import Dispatch
 import Foundation
 import Logging
 import PromiseRPC
+import PromiseRegistry
 import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 
 extension Promised {
     /// The limits from the command line, the rest at their defaults; the

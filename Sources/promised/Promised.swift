@@ -1,6 +1,8 @@
 import ArgumentParser
 import Logging
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
 
 /// The promise daemon: holds named promises for every process of this user,
 /// served as JSON-RPC 2.0 over a Unix socket.

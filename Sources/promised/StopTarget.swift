@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PromiseRPC
+import PromiseServer
 
 /// What a stop signal stops: nothing yet while the store loads (then the
 /// process just exits: nothing was acknowledged), the server once it is made.

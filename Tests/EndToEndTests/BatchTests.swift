@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 @Suite("JSON-RPC batches and pipelining")
 struct BatchTests {

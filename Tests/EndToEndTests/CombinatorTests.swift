@@ -1,19 +1,21 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
+import PromiseJSON
 
 @Suite("all (four policies), any, race, allSettled")
 struct CombinatorTests {
     /// Creates the ids, runs `body`, and returns nothing: keeps tests short.
-    private func create(_ client: PromiseClient, _ ids: String...) throws {
+    private func create(_ client: BlockingPromiseClient, _ ids: String...) throws {
         for id in ids { try client.call("create", ["id": .string(id)]) }
     }
 
-    private func wait(_ client: PromiseClient, _ id: String) throws -> PromiseClient.Record {
+    private func wait(_ client: BlockingPromiseClient, _ id: String) throws -> BlockingPromiseClient.Record {
         try E2E.record(client.call("wait", ["id": .string(id), "timeoutMs": 5000]))
     }
 
-    private func state(_ client: PromiseClient, _ id: String) throws -> PromiseClient.Record.State {
+    private func state(_ client: BlockingPromiseClient, _ id: String) throws -> BlockingPromiseClient.Record.State {
         try E2E.record(client.call("get", ["id": .string(id)])).state
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 
@@ -21,7 +23,7 @@ struct CombinedValueStorageTests {
         // Made while the value is pending, so that the answers are short;
         // all of them settle with the one resolve.
         let made = try client.batch(kinds.flatMap { kind in
-            (0..<60).map { index in PromiseClient.BatchEntry(kind, ["ids": ids, "id": .string("\(kind)\(index)")]) }
+            (0..<60).map { index in BlockingPromiseClient.BatchEntry(kind, ["ids": ids, "id": .string("\(kind)\(index)")]) }
         }, timeout: .seconds(120))
         #expect(made.allSatisfy { (try? $0.get())?["state"] == "pending" })
         _ = try client.call("resolve", ["id": "parent", "value": value])
@@ -46,7 +48,7 @@ struct CombinedValueStorageTests {
     }
 
     /// The JSON text of `id`'s value, as the daemon answers it.
-    private func valueText(of id: String, from client: PromiseClient) throws -> [UInt8] {
+    private func valueText(of id: String, from client: BlockingPromiseClient) throws -> [UInt8] {
         let record = try client.call("get", ["id": .string(id)])
         return Array((record["value"] ?? .null).serialized())
     }

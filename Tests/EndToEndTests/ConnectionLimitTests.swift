@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
@@ -36,7 +38,7 @@ struct ConnectionLimitTests {
 
     /// A client in the table proper (one let into the reserve while the
     /// harness's probe still counted cannot subscribe, and is replaced).
-    private func tableClient(_ daemon: E2EDaemon) throws -> PromiseClient {
+    private func tableClient(_ daemon: E2EDaemon) throws -> BlockingPromiseClient {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
             let client = try daemon.client()
@@ -48,7 +50,7 @@ struct ConnectionLimitTests {
     }
 
     /// Polls `info` on `client` until the daemon counts `count` connections.
-    private func awaitConnections(_ count: Int, _ client: PromiseClient) -> Bool {
+    private func awaitConnections(_ count: Int, _ client: BlockingPromiseClient) -> Bool {
         E2E.eventually { (try? client.call("info")["connections"]?.intValue) == count }
     }
 
@@ -169,10 +171,10 @@ struct ConnectionLimitTests {
             kill(daemon.pid, SIGTERM)
             _ = try? daemon.finish(timeout: .seconds(10))
         }
-        var client: PromiseClient?
+        var client: BlockingPromiseClient?
         let deadline = ContinuousClock.now + .seconds(10)
         while client == nil && ContinuousClock.now < deadline {
-            client = try? PromiseClient(socketPath: socket, timeout: .seconds(5))
+            client = try? BlockingPromiseClient(socketPath: socket, timeout: .seconds(5))
             if client == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
         let limits = try #require(client).call("info")["limits"]
@@ -196,10 +198,10 @@ struct ConnectionLimitTests {
             kill(daemon.pid, SIGTERM)
             _ = try? daemon.finish(timeout: .seconds(10))
         }
-        var client: PromiseClient?
+        var client: BlockingPromiseClient?
         let deadline = ContinuousClock.now + .seconds(10)
         while client == nil && ContinuousClock.now < deadline {
-            client = try? PromiseClient(socketPath: socket, timeout: .seconds(10))
+            client = try? BlockingPromiseClient(socketPath: socket, timeout: .seconds(10))
             if client == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
         let control = try #require(client)

@@ -1,8 +1,10 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
 #endif
 
 /// Connection floods and clients that hold memory without finishing their
@@ -36,7 +38,7 @@ struct ConnectionMemoryTests {
 
         init(socketPath: String) {
             Thread.detachNewThread { [self] in
-                guard let client = try? PromiseClient(socketPath: socketPath, timeout: .seconds(30)) else {
+                guard let client = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(30)) else {
                     lock.withLock { failed = true }
                     done.signal()
                     return

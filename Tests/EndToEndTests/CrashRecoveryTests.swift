@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Synchronization
 import Testing
@@ -177,7 +179,7 @@ struct CrashWriter {
     }
 
     mutating func run() -> CrashWriterReport {
-        guard let client = try? PromiseClient(socketPath: socketPath, timeout: .seconds(5)) else { return report }
+        guard let client = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(5)) else { return report }
         defer { client.close() }
         while report.acknowledged.count < plan.maxChanges {
             let keepGoing = random.next() % 10 == 0 ? batchStep(client) : pipelineStep(client)
@@ -238,7 +240,7 @@ struct CrashWriter {
         }
     }
 
-    private mutating func pipelineStep(_ client: PromiseClient) -> Bool {
+    private mutating func pipelineStep(_ client: BlockingPromiseClient) -> Bool {
         var sent: [(Int, CrashChange)] = []
         for _ in 0..<(1 + Int(random.next() % 4)) {
             let change = nextChange()
@@ -268,7 +270,7 @@ struct CrashWriter {
         return true
     }
 
-    private mutating func batchStep(_ client: PromiseClient) -> Bool {
+    private mutating func batchStep(_ client: BlockingPromiseClient) -> Bool {
         let (a, b, c) = (fresh("b"), fresh("b"), fresh("b"))
         let change = CrashChange.batch(a, b, c)
         do {
@@ -326,7 +328,7 @@ struct CrashModel {
     /// everything known, and folds unacknowledged changes in as they turned out.
     /// - Returns: what is wrong, one line each.
     mutating func absorb(
-        _ reports: [CrashWriterReport], verifyingWith fetch: () throws -> [String: PromiseClient.Record]
+        _ reports: [CrashWriterReport], verifyingWith fetch: () throws -> [String: BlockingPromiseClient.Record]
     ) throws -> [String] {
         for change in reports.flatMap(\.acknowledged) {
             acknowledged += 1
@@ -425,7 +427,7 @@ struct CrashModel {
         return problems
     }
 
-    private func derivedProblems(_ records: [String: PromiseClient.Record]) -> [String] {
+    private func derivedProblems(_ records: [String: BlockingPromiseClient.Record]) -> [String] {
         var problems: [String] = []
         for (id, expectation) in expected {
             guard let record = records[id] else { continue }
@@ -457,7 +459,7 @@ struct CrashModel {
     }
 
     /// True when `record` is settled exactly as `change` (a resolve or reject) says.
-    static func matches(_ record: PromiseClient.Record, _ change: CrashChange) -> Bool {
+    static func matches(_ record: BlockingPromiseClient.Record, _ change: CrashChange) -> Bool {
         switch change {
         case .resolve(_, let value): return record.state == .fulfilled && record.value == value
         case .reject(_, let reason):

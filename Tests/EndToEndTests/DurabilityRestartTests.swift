@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
@@ -8,11 +10,11 @@ import Glibc
 /// What a `promised --store DIR` killed with SIGKILL has after it starts again on DIR.
 @Suite("durable store: what survives a restart")
 struct DurabilityRestartTests {
-    private func get(_ client: PromiseClient, _ id: String) throws -> PromiseClient.Record {
+    private func get(_ client: BlockingPromiseClient, _ id: String) throws -> BlockingPromiseClient.Record {
         try E2E.record(client.call("get", ["id": .string(id)]))
     }
 
-    private func wait(_ client: PromiseClient, _ id: String, timeoutMs: Int = 5000) throws -> PromiseClient.Record {
+    private func wait(_ client: BlockingPromiseClient, _ id: String, timeoutMs: Int = 5000) throws -> BlockingPromiseClient.Record {
         try E2E.record(client.call("wait", ["id": .string(id), "timeoutMs": .int(timeoutMs)]))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 
 extension E2ERawConnection {

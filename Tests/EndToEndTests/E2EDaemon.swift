@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +51,7 @@ final class E2EDaemon {
 
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
-            if let probe = try? PromiseClient(socketPath: socketPath, timeout: .seconds(5)) {
+            if let probe = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(5)) {
                 defer { probe.close() }
                 if (try? probe.call("info")) != nil { break }
             }
@@ -68,8 +70,8 @@ final class E2EDaemon {
     private var finalLog: String?
 
     /// A connected client with a bounded default timeout.
-    func client(timeout: Duration = .seconds(10)) throws -> PromiseClient {
-        try PromiseClient(socketPath: socketPath, timeout: timeout)
+    func client(timeout: Duration = .seconds(10)) throws -> BlockingPromiseClient {
+        try BlockingPromiseClient(socketPath: socketPath, timeout: timeout)
     }
 
     /// Sends SIGTERM and waits up to `grace` for a clean exit, then SIGKILL.
@@ -246,5 +248,5 @@ enum E2E {
         return pid
     }
 
-    static func record(_ json: JSONValue) throws -> PromiseClient.Record { try PromiseClient.Record(json) }
+    static func record(_ json: JSONValue) throws -> BlockingPromiseClient.Record { try BlockingPromiseClient.Record(json) }
 }

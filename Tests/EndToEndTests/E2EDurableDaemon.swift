@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc
@@ -80,7 +82,7 @@ final class E2EDurableDaemon {
 
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let probe = try? PromiseClient(socketPath: socketPath, timeout: .seconds(5)) {
+            if let probe = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(5)) {
                 defer { probe.close() }
                 if (try? probe.call("info")) != nil { return }
             }
@@ -137,8 +139,8 @@ final class E2EDurableDaemon {
     }
 
     /// A connected client with a bounded default timeout.
-    func client(timeout: Duration = .seconds(10)) throws -> PromiseClient {
-        try PromiseClient(socketPath: socketPath, timeout: timeout)
+    func client(timeout: Duration = .seconds(10)) throws -> BlockingPromiseClient {
+        try BlockingPromiseClient(socketPath: socketPath, timeout: timeout)
     }
 
     /// Runs the built `promisectl` against this daemon.
@@ -160,7 +162,7 @@ final class E2EDurableDaemon {
     }
 
     /// The record of `id`, or nil when the daemon answers -32001 (no such promise).
-    func record(_ id: String) throws -> PromiseClient.Record? {
+    func record(_ id: String) throws -> BlockingPromiseClient.Record? {
         do {
             return try E2E.record(call("get", ["id": .string(id)]))
         } catch let error as RPCError where error.code == .noSuchPromise {
@@ -172,8 +174,8 @@ final class E2EDurableDaemon {
     func exists(_ id: String) throws -> Bool { try record(id) != nil }
 
     /// Every record the daemon holds (all `list` pages), by id.
-    func allRecords(client: PromiseClient) throws -> [String: PromiseClient.Record] {
-        var records: [String: PromiseClient.Record] = [:]
+    func allRecords(client: BlockingPromiseClient) throws -> [String: BlockingPromiseClient.Record] {
+        var records: [String: BlockingPromiseClient.Record] = [:]
         var cursor: JSONValue = .null
         for _ in 0..<10_000 {
             var params: [String: JSONValue] = ["limit": 10_000]
@@ -213,7 +215,7 @@ final class E2EDurableDaemon {
     /// Creates "p" and a `then … exec` child "c" whose command notes its
     /// run and its pid, then sleeps 30 s; resolves "p" so that it starts.
     /// Kill its group with `E2E.killGroup(fromPIDFile:)` when done.
-    func startLongCommand(_ client: PromiseClient) throws -> LongCommand {
+    func startLongCommand(_ client: BlockingPromiseClient) throws -> LongCommand {
         let command = LongCommand(runs: directory + "/runs", pidFile: directory + "/exec.pid")
         try client.call("create", ["id": "p"])
         try client.call("then", [

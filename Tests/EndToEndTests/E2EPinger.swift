@@ -1,6 +1,7 @@
 import Foundation
 import PromiseRPC
 import Synchronization
+import PromiseJSON
 
 /// A second client that asks the daemon `info` every 50 ms on a connection of
 /// its own and records how long each answer took: how long a heavy request on

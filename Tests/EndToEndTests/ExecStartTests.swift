@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 
@@ -11,7 +13,7 @@ struct ExecStartTests {
     /// Runs `argv` as a step of a fulfilled parent and returns the child's record.
     private func step(
         _ daemon: E2EDaemon, _ argv: [String], cwd: String? = nil, env: [String: String] = [:]
-    ) throws -> PromiseClient.Record {
+    ) throws -> BlockingPromiseClient.Record {
         let client = try daemon.client()
         defer { client.close() }
         let parent = E2E.uniqueID("parent")
@@ -142,7 +144,7 @@ struct ExecStartTests {
     @Test("a program found after 200 PATH folders that lack it is started by one process: the folders cost no spawn")
     func missingPathFoldersCostNoProcess() throws {
         try E2EDaemon.with { daemon in
-            func pid(_ record: PromiseClient.Record) throws -> Int {
+            func pid(_ record: BlockingPromiseClient.Record) throws -> Int {
                 try #require(record.value?.intValue ?? record.value?.stringValue.flatMap { Int($0) })
             }
             let missing = (0..<200).map { "\(daemon.directory)/missing-\($0)" }.joined(separator: ":")
@@ -166,7 +168,7 @@ struct ExecStartTests {
             let name = String(repeating: "n", count: 40)
             for batch in 0..<10 {
                 let entries = (0..<1000).map { n in
-                    PromiseClient.BatchEntry("create", ["id": .string("many/\(batch)/\(n)"), "name": .string(name)])
+                    BlockingPromiseClient.BatchEntry("create", ["id": .string("many/\(batch)/\(n)"), "name": .string(name)])
                 }
                 let results = try client.batch(entries)
                 #expect(results.allSatisfy { if case .success = $0 { true } else { false } })

@@ -1,5 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,8 @@ import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
+import PromiseClient
 #endif
 
 /// Pipelines of daemon-run steps, as a C build makes them: a failure names

@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 /// README's C pipeline (compile each file, link, run the program) through a
 /// restart of the daemon in the middle of its compiles: the build a user

@@ -1,5 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
+import PromiseStore
 import Testing
 @testable import promisectl
 
@@ -11,12 +15,12 @@ struct PipelineViewRenderingTests {
     /// 2026-11-25 12:00:05 UTC, in ms since 1970.
     private static let now: Int64 = 1_795_608_005_000
 
-    private static func record(_ json: String) throws -> PromiseClient.Record {
-        try PromiseClient.Record(JSONValue(parsing: json))
+    private static func record(_ json: String) throws -> BlockingPromiseClient.Record {
+        try BlockingPromiseClient.Record(JSONValue(parsing: json))
     }
 
     /// p → a, b, slow; join = all(a, b) under both; a stale child id (reused by an unrelated promise).
-    private static func pipeline() throws -> [String: PromiseClient.Record] {
+    private static func pipeline() throws -> [String: BlockingPromiseClient.Record] {
         let t = now - 5_000
         let records = [
             #"{"id":"p","state":"fulfilled","value":1,"kind":"created","created":\#(t),"settled":\#(t + 2_100),"children":["p/a","p/b","p/slow","p/gone","p/reused"]}"#,
@@ -79,7 +83,7 @@ struct PipelineViewRenderingTests {
 
     @Test("a chain of 5,000 steps is drawn without recursion, one line each")
     func deepChain() throws {
-        var records: [String: PromiseClient.Record] = [:]
+        var records: [String: BlockingPromiseClient.Record] = [:]
         for i in 0..<5_000 {
             let children = i < 4_999 ? #"["s\#(i + 1)"]"# : "[]"
             let parent = i == 0 ? "null" : #""s\#(i - 1)""#

@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
@@ -150,9 +152,9 @@ struct PipelineViewTests {
             let client = try daemon.client(timeout: .seconds(30))
             defer { client.close() }
             try client.call("create", ["id": "big"])
-            let fan = (0..<600).map { PromiseClient.BatchEntry("then", ["id": "big", "childId": .string("big/f\($0)")]) }
+            let fan = (0..<600).map { BlockingPromiseClient.BatchEntry("then", ["id": "big", "childId": .string("big/f\($0)")]) }
             let chain = (0..<399).map { i in
-                PromiseClient.BatchEntry("then", ["id": .string(i == 0 ? "big" : "big/c\(i - 1)"), "childId": .string("big/c\(i)")])
+                BlockingPromiseClient.BatchEntry("then", ["id": .string(i == 0 ? "big" : "big/c\(i - 1)"), "childId": .string("big/c\(i)")])
             }
             for entry in try client.batch(fan + chain, timeout: .seconds(30)) { _ = try entry.get() }
             try client.call("resolve", ["id": "big", "value": 1])

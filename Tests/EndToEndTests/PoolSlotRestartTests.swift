@@ -1,8 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseClient
 #endif
 
 /// `promisectl run --pool` across a kill -9 and restart of a durable daemon:

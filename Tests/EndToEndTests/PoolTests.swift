@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 
@@ -18,7 +20,7 @@ struct PoolTests {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
-    private static func pool(_ name: String, _ client: PromiseClient) throws -> JSONValue {
+    private static func pool(_ name: String, _ client: BlockingPromiseClient) throws -> JSONValue {
         try client.call("info")["pools"]?[name] ?? .null
     }
 

@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 /// A script run a second time makes the same ids: `forget --prefix` and
 /// `create --replace` / `then --replace` let it, and keep what is pending.

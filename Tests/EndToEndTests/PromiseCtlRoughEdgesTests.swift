@@ -1,6 +1,8 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
+import PromiseClient
 
 /// The rough edges of issue 21 (section 4), each with the built `promised`
 /// and `promisectl`: what a user sees and the exit status.

@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 /// `list` and `pools` on a terminal (`PROMISECTL_TTY=1`): every header over
 /// its column.

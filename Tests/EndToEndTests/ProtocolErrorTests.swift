@@ -1,8 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseClient
 #endif
 
 /// Each error code, the exact answer shape, and bad input of every kind: the

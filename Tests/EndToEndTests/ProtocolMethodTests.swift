@@ -1,6 +1,8 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
+import PromiseClient
 
 /// Every method over a real connection, with the exact records it answers.
 @Suite("protocol methods against the real daemon")

@@ -1,6 +1,10 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// The real daemon restarting over a store holding a row it cannot load.

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Synchronization
 import Testing
@@ -21,7 +22,7 @@ struct RunSessionTests {
             // Act: end of output first, exit 0.2 s later, when nothing else is left to wake the poll.
             Thread.detachNewThread {
                 defer { finished.signal() }
-                guard let client = try? PromiseClient(socketPath: socketPath, timeout: .seconds(10)) else { return }
+                guard let client = try? BlockingPromiseClient(socketPath: socketPath, timeout: .seconds(10)) else { return }
                 let session = RunSession(
                     client: client, id: "job", command: ["sh", "-c", "exec >/dev/null 2>&1; sleep 0.2"],
                     grace: .seconds(1), pollTimeout: .seconds(3_600))

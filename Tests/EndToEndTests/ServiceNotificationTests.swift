@@ -1,8 +1,10 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
 #endif
 
 /// `Type=notify` readiness: under a service manager (`$NOTIFY_SOCKET`),
@@ -57,7 +59,7 @@ struct ServiceNotificationTests {
         let message = listener.receive()
         #expect(message == "READY=1\nMAINPID=\(daemon.pid)", "\(daemon.stderrSoFar)")
         // Ready means serving: the first request after it is answered.
-        let client = try PromiseClient(socketPath: socket, timeout: .seconds(10))
+        let client = try BlockingPromiseClient(socketPath: socket, timeout: .seconds(10))
         defer { client.close() }
         #expect(try client.call("info")["protocol"] == 1)
         // A command the daemon runs does not see the service manager's socket.

@@ -1,4 +1,6 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 
@@ -16,7 +18,7 @@ struct SharedValueStorageTests {
         _ = try client.call("create", ["id": "parent"])
         _ = try client.call("resolve", ["id": "parent", "value": value])
         let children = try client.batch((0..<200).map { index in
-            PromiseClient.BatchEntry("then", ["id": "parent", "childId": .string("child\(index)")])
+            BlockingPromiseClient.BatchEntry("then", ["id": "parent", "childId": .string("child\(index)")])
         })
         #expect(children.allSatisfy { (try? $0.get())?["state"] == "fulfilled" })
         client.close()

@@ -1,8 +1,10 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
 #endif
 
 /// SIGTERM and SIGINT on a durable daemon: answer what is in flight, flush,

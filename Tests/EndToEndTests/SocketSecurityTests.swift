@@ -1,4 +1,5 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
@@ -41,7 +42,7 @@ struct SocketSecurityTests {
         #expect(result.status == 69, "\(result)")
         #expect(result.stderr == "promisectl: refusing the daemon at \(socket): it runs as uid 65534, not as this user "
                     + "(uid 0); anyone could have put that socket there\n", "\(result)")
-        let error = #expect(throws: PromiseClientError.self) { try PromiseClient(socketPath: socket) }
+        let error = #expect(throws: PromiseClientError.self) { try BlockingPromiseClient(socketPath: socket) }
         #expect(error?.code == .foreignDaemon)
         // The listener saw the connections end with nothing sent.
         #expect(E2E.eventually { FileManager.default.fileExists(atPath: received) })

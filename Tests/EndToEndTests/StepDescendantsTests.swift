@@ -1,8 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseClient
 #endif
 
 /// Everything a `then … exec` step started goes when the step does: its

@@ -1,6 +1,8 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
+import PromiseJSON
 
 /// `promisectl logs`: the output of `then … exec` and `promisectl run` steps,
 /// kept by the daemon, cut from the front past `--max-log-bytes`, durable,
@@ -9,7 +11,7 @@ import Testing
 struct StepLogsTests {
     /// Makes parent "p" with an exec child `child` running `script`, resolves
     /// the parent and waits for the child to settle.
-    private func runStep(_ script: String, child: String, on daemon: E2EDaemon) throws -> PromiseClient.Record {
+    private func runStep(_ script: String, child: String, on daemon: E2EDaemon) throws -> BlockingPromiseClient.Record {
         let client = try daemon.client()
         try client.call("create", ["id": .string(child + "/parent")])
         try client.call("then", ["id": .string(child + "/parent"), "childId": .string(child), "exec": ["sh", "-c", .string(script)]])

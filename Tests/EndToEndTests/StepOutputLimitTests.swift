@@ -3,6 +3,8 @@ import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
+import PromiseClient
 #endif
 
 /// A `then … exec` step whose stdout passes `--max-process-output-bytes` is

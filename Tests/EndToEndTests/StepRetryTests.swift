@@ -3,6 +3,8 @@ import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
+import PromiseClient
 #endif
 
 /// `then … --retry N [--retry-delay SEC]`: a step whose command fails, or

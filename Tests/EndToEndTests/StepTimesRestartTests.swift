@@ -1,5 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// An exec step's `started` and `exitStatus` are stored with it: a restart

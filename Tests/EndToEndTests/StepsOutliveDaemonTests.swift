@@ -1,8 +1,10 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
 #endif
 
 /// Running steps outlive the daemon (docs/DURABILITY.md, "Steps running at
@@ -39,7 +41,7 @@ struct StepsOutliveDaemonTests {
     }
 
     /// Waits for `id` to settle and returns its record.
-    private func settled(_ id: String, on daemon: E2EDurableDaemon) throws -> PromiseClient.Record {
+    private func settled(_ id: String, on daemon: E2EDurableDaemon) throws -> BlockingPromiseClient.Record {
         try E2E.record(daemon.call("wait", ["id": .string(id), "timeoutMs": 15_000]))
     }
 

@@ -1,8 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseClient
 #endif
 
 /// A store that cannot write: the daemon runs under `ulimit -f` (it ignores

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseClient
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
@@ -151,7 +152,7 @@ struct StoreFolderSecurityTests {
             _ = try? daemon.finish(timeout: .seconds(10))
         }
         #expect(E2E.eventually {
-            guard let client = try? PromiseClient(socketPath: socket, timeout: .seconds(2)) else { return false }
+            guard let client = try? BlockingPromiseClient(socketPath: socket, timeout: .seconds(2)) else { return false }
             client.close()
             return true
         }, "\(daemon.stderrSoFar)")

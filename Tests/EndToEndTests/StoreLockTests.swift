@@ -1,8 +1,10 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseClient
 #endif
 
 /// One store, one daemon: a second `promised` on a store in use does not

@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 @Suite("subscribe, unsubscribe and settled notifications")
 struct SubscriptionTests {

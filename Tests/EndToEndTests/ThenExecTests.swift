@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 import Testing
+import PromiseJSON
+import PromiseClient
 
 /// `then` children with and without `exec`, and cancellation through chains.
 @Suite("then, exec and cancel propagation")

@@ -3,6 +3,8 @@ import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PromiseJSON
+import PromiseClient
 #endif
 
 /// Plain `wait` ended by Ctrl-C: the daemon's steps run on, and a person is

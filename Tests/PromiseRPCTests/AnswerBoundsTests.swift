@@ -1,4 +1,5 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
 import Testing
 

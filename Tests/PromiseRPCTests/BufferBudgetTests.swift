@@ -1,4 +1,5 @@
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 @Suite("BufferBudget")

@@ -1,11 +1,13 @@
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 
-@Suite("PromiseClient.Record")
+@Suite("BlockingPromiseClient.Record")
 struct ClientRecordTests {
     @Test("a rejected record exposes its reason's message and code")
     func rejectedRecord() throws {
-        let record = try PromiseClient.Record([
+        let record = try BlockingPromiseClient.Record([
             "id": "build/lib", "state": "rejected", "parent": "build",
             "reason": ["code": 2, "message": "make failed"],
         ])
@@ -19,7 +21,7 @@ struct ClientRecordTests {
     @Test("a fulfilled record keeps its value and every other field")
     func fulfilledRecord() throws {
         let json: JSONValue = ["id": "a", "state": "fulfilled", "value": [1, 2], "parent": nil, "name": "n"]
-        let record = try PromiseClient.Record(json)
+        let record = try BlockingPromiseClient.Record(json)
         #expect(record.value == [1, 2])
         #expect(record.parent == nil)
         #expect(record.json["name"] == "n")
@@ -28,7 +30,7 @@ struct ClientRecordTests {
     @Test("a record with an unknown state or no id is an invalid response")
     func malformedRecord() {
         for json: JSONValue in [["id": "a", "state": "done"], ["state": "pending"], "a"] {
-            let error = #expect(throws: PromiseClientError.self) { try PromiseClient.Record(json) }
+            let error = #expect(throws: PromiseClientError.self) { try BlockingPromiseClient.Record(json) }
             #expect(error?.code == .invalidResponse)
         }
     }

@@ -1,11 +1,13 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("PromiseClient against a scripted fake daemon")
+@Suite("BlockingPromiseClient against a scripted fake daemon")
 struct ClientTests {
     @Test("call sends a JSON-RPC 2.0 request line and returns the matching result")
     func callReturnsResult() throws {
@@ -18,9 +20,9 @@ struct ClientTests {
             connection.answer(request, result: ["id": "a", "state": "pending", "parent": nil])
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
-        let record = try PromiseClient.Record(client.call("get", ["id": "a"]))
+        let record = try BlockingPromiseClient.Record(client.call("get", ["id": "a"]))
         #expect(record.id == "a")
         #expect(record.state == .pending)
     }
@@ -32,7 +34,7 @@ struct ClientTests {
             connection.write(#"{"jsonrpc":"2.0","id":\#(request["id"]!),"error":{"code":-32001,"message":"no promise \"x\"","data":{"id":"x"}}}"#)
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         #expect(throws: RPCError(.noSuchPromise, #"no promise "x""#, data: ["id": "x"])) {
             try client.call("get", ["id": "x"])
@@ -49,7 +51,7 @@ struct ClientTests {
             }
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         let ids = try (1...3).map { try client.send("echo", ["n": .int($0)]) }
         #expect(Set(ids).count == 3)
@@ -65,7 +67,7 @@ struct ClientTests {
             connection.answer(request, result: ["subscribed": 1])
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         #expect(try client.call("subscribe", ["ids": ["a"]]) == ["subscribed": 1])
         #expect(client.hasQueuedNotifications)
@@ -86,7 +88,7 @@ struct ClientTests {
             _ = connection.readLine()
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         let notification = try #require(try client.nextNotification(timeout: .seconds(5)))
         #expect(notification.params["id"] == "late")
@@ -101,7 +103,7 @@ struct ClientTests {
             connection.write("ok")
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         try client.notify("cancel", ["id": "a"])
         server.stop()
@@ -120,7 +122,7 @@ struct ClientTests {
             connection.write(answers.description)
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         let results = try client.batch([
             .init("create", ["id": "a"]), .init("cancel", ["id": "z"], isNotification: true), .init("create", ["id": "a"]),
@@ -137,7 +139,7 @@ struct ClientTests {
             Thread.sleep(forTimeInterval: 2)
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .milliseconds(100))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .milliseconds(100))
         defer { client.close() }
         let start = ContinuousClock.now
         let error = #expect(throws: PromiseClientError.self) { try client.call("wait", ["id": "a"]) }
@@ -153,7 +155,7 @@ struct ClientTests {
             _ = connection.readLine()
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         let error = #expect(throws: PromiseClientError.self) { try client.call("get", ["id": "a"]) }
         #expect(error?.code == .connectionClosed)
@@ -167,7 +169,7 @@ struct ClientTests {
             _ = connection.readLine()
         }
         defer { server.stop() }
-        let client = try PromiseClient(socketPath: server.path, timeout: .seconds(5))
+        let client = try BlockingPromiseClient(socketPath: server.path, timeout: .seconds(5))
         defer { client.close() }
         let error = #expect(throws: PromiseClientError.self) { try client.call("info") }
         #expect(error?.code == .invalidResponse)
@@ -176,7 +178,7 @@ struct ClientTests {
     @Test("a missing socket file is reported as daemon not running, naming the path")
     func missingSocket() throws {
         let path = NSTemporaryDirectory() + "client-missing-\(UUID().uuidString.prefix(8)).sock"
-        let error = #expect(throws: PromiseClientError.self) { try PromiseClient(socketPath: path) }
+        let error = #expect(throws: PromiseClientError.self) { try BlockingPromiseClient(socketPath: path) }
         #expect(error?.code == .daemonUnreachable)
         #expect(error?.errno == ENOENT)
         #expect(error?.message.hasPrefix("daemon not running at \(path); start it with `promised`") == true)
@@ -189,7 +191,7 @@ struct ClientTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/s.sock"
         close(try ClientFakeServer.listen(at: path))
-        let error = #expect(throws: PromiseClientError.self) { try PromiseClient(socketPath: path) }
+        let error = #expect(throws: PromiseClientError.self) { try BlockingPromiseClient(socketPath: path) }
         #expect(error?.code == .daemonUnreachable)
         #expect(error?.errno == ECONNREFUSED)
         #expect(error?.message.contains("daemon not running at \(path)") == true)
@@ -198,7 +200,7 @@ struct ClientTests {
     @Test("a socket path longer than sockaddr_un allows is refused before connecting")
     func overlongPath() {
         let path = "/tmp/" + String(repeating: "p", count: 200) + ".sock"
-        let error = #expect(throws: PromiseClientError.self) { try PromiseClient(socketPath: path) }
+        let error = #expect(throws: PromiseClientError.self) { try BlockingPromiseClient(socketPath: path) }
         #expect(error?.code == .socketPathTooLong)
     }
 }

@@ -1,6 +1,10 @@
 import Foundation
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A batch runs in slices of a turn's budget each, the rest in later turns

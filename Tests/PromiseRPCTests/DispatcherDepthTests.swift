@@ -1,4 +1,7 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
 import Testing
 
 /// Values travel back nested inside records, envelopes and combinator

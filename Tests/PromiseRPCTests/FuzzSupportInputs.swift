@@ -1,3 +1,4 @@
+import PromiseJSON
 import PromiseRPC
 
 /// Makes hostile and half-valid request lines from a seed: valid requests of

@@ -1,5 +1,7 @@
 import Glibc
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 
 /// What JSON-RPC 2.0 (docs/PROTOCOL.md, "Envelope") says one line must get,
 /// worked out independently of the dispatcher's own envelope code.

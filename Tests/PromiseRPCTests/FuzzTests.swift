@@ -1,6 +1,9 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
 import Testing
+import PromiseRegistry
 
 /// Seeded fuzzing of the framing and JSON-RPC layer, in process: the real
 /// ``LineFramer`` feeding the real ``Dispatcher`` and ``Registry`` (fake

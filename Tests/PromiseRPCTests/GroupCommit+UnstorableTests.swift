@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Changes the store refuses for good: only the messages that depend on

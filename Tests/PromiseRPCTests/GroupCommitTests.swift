@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// The group commit on its own: the test plays the loop thread (draining

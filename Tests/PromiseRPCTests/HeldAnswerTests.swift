@@ -1,7 +1,10 @@
 import Foundation
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
+import PromiseRegistry
 
 /// Messages the durable journal holds back until what they tell is stored
 /// count towards the connection's output limit (issue 22, item 7): the

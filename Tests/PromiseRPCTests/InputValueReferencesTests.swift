@@ -1,4 +1,7 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Finding which parts of a combined value are its inputs' very values,

@@ -1,6 +1,10 @@
 import Foundation
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Synchronization
 import Testing
 #if canImport(Glibc)

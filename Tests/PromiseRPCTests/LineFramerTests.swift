@@ -1,4 +1,5 @@
 import PromiseRPC
+import PromiseServer
 import Testing
 
 @Suite("LineFramer")

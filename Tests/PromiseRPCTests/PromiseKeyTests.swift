@@ -1,4 +1,7 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Ids are compared by code points: "é" (U+00E9) and "e" + U+0301 are two

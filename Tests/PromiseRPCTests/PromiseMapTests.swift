@@ -1,4 +1,7 @@
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// The registry's own hash table against a `Dictionary` doing the same.

@@ -1,4 +1,5 @@
 import Promise
+import PromiseJSON
 import PromiseRPC
 import Testing
 

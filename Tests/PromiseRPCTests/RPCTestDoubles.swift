@@ -1,7 +1,11 @@
 import Foundation
 import Logging
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A connection as the dispatcher sees it: keeps every line sent to it.

@@ -1,6 +1,10 @@
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
+import PromiseStore
 
 /// `RemotePromise.writeRecord` writes records straight to bytes for the
 /// answers and `settled` notifications; `record(now:maxChildren:)` builds them as values

@@ -1,5 +1,8 @@
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// `cancelPrefix`: every pending promise whose id starts with a prefix,

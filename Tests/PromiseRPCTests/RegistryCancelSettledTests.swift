@@ -1,4 +1,7 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// `cancel` of a settled promise (the pinned `cancel` row, RXPromise's rule):

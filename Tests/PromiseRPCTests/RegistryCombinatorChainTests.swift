@@ -1,5 +1,9 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Chains of combinators over remote promises, each over the previous one's

@@ -1,3 +1,4 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
 import Testing
 

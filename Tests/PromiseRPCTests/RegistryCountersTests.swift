@@ -1,4 +1,8 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Numbers handed out never come back after a restart, even when the

@@ -1,5 +1,9 @@
 import Foundation
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A settled promise that a pending one still needs (a `then` parent, a

@@ -1,4 +1,8 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// What a `then … exec` command is given (issue 22, item 8): what runs is

@@ -1,4 +1,8 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A reason names where its rejection began (`origin`), and keeps naming it

@@ -1,4 +1,7 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
 import Testing
 
 @Suite("Registry: list and info")

@@ -1,4 +1,7 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// All logs together hold at most `maxTotalLogBytes` in memory.

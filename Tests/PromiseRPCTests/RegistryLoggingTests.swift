@@ -1,5 +1,8 @@
 import Logging
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 @Suite("Registry logging")

@@ -1,4 +1,7 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
 import Testing
 
 /// The record fields a pipeline view reads (`pid`, `started`, `exitStatus`,

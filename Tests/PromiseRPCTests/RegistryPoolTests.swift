@@ -1,4 +1,8 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// Pools: `then … exec` steps and `pool.acquire` callers past a pool's limit

@@ -1,6 +1,10 @@
 import Foundation
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Progress only moves forward, and a restart keeps it where clients saw it.

@@ -1,7 +1,11 @@
 import Foundation
 import Logging
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// Restoring a store that set some promises aside: what depends on them is

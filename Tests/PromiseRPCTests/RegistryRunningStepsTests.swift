@@ -1,5 +1,9 @@
 import Foundation
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A restart that finds what a step's monitor wrote while no daemon ran

@@ -1,6 +1,10 @@
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
+import PromiseStore
 
 /// When the registry acts on what its observers hear (SettlementRelay):
 /// right after the answer being written, or through the executor, never

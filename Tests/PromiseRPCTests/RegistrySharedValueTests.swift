@@ -1,4 +1,8 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// A `then` child that has its parent's value is stored without a copy of

@@ -1,6 +1,9 @@
 import Logging
 import Promise
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// The end of a daemon: the server lets its handler (the dispatcher and its

@@ -1,4 +1,8 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// `all` with `stopOnFailure`: once one input fails, the inputs still

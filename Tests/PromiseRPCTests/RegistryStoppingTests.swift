@@ -1,4 +1,8 @@
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 @Suite("Registry: no command starts once the daemon is stopping")

@@ -1,5 +1,8 @@
 import Foundation
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// The daemon-wide caps on waits and subscriptions for ids no promise has

@@ -1,5 +1,9 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
+@testable import PromiseStore
 import Testing
 
 /// The registry over a store that refuses some changes for good (as SQLite

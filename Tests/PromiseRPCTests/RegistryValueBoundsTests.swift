@@ -1,4 +1,8 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// Values and reasons the daemon makes by combining others stay within

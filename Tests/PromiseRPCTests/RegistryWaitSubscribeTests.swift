@@ -1,5 +1,9 @@
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
+import PromiseStore
 
 @Suite("Registry: wait, subscribe, unsubscribe")
 struct RegistryWaitSubscribeTests {

@@ -1,7 +1,11 @@
 import Glibc
 import Promise
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
+import PromiseStore
 
 @Suite("RemotePromise")
 struct RemotePromiseTests {

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Logging
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 
 /// A private temp folder for one test's socket, removed by `remove()`.
 /// Short paths: a Unix socket path holds at most 107 bytes.

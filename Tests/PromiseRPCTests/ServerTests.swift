@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+@testable import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 @Suite("Server")

@@ -1,6 +1,9 @@
 import Foundation
 import Promise
+import PromiseJSON
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// The news of a settlement that reaches many promises is passed on a turn's

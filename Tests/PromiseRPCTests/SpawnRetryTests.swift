@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Logging
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// `then … exec` processes that find no free file descriptor (issue 22,

@@ -1,4 +1,6 @@
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 @Suite("StepLife: a step's command from its turn to its exit, and at restart")

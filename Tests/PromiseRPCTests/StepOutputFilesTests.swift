@@ -1,5 +1,7 @@
 import Foundation
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// What a step's monitor writes (StepOutputFiles.swift, monitor_relay.c) and

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 @testable import PromiseRPC
+@testable import PromiseServer
 import Synchronization
 import Testing
 

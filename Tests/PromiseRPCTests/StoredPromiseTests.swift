@@ -1,4 +1,7 @@
+import PromiseJSON
 import PromiseRPC
+import PromiseServer
+import PromiseStore
 import Testing
 
 @Suite("StoredPromise")

@@ -1,6 +1,7 @@
 import Foundation
 import Promise
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 @Suite("LoopExecutor")

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 @testable import PromiseRPC
+@testable import PromiseRegistry
+@testable import PromiseServer
 import Testing
 
 /// A loop thread with the daemon's LoopServices on it.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PromiseRPC
+@testable import PromiseServer
 import Testing
 
 /// `UVPipe.readNow()`, the read `ReadAhead` makes when a loop turn ends:

@@ -1,5 +1,7 @@
-import Testing
+@testable import PromiseClient
+@testable import PromiseJSON
 @testable import PromiseRPC
+import Testing
 
 /// The answers a client read before they were asked for: each id's answers
 /// come out first in, first out (takeLast: last in), however many wait, and

@@ -1,6 +1,8 @@
 import Foundation
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// Promise values may be private: the store's files are its owner's alone.

@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// Rows that cannot be loaded are moved to the `quarantine` table, as they

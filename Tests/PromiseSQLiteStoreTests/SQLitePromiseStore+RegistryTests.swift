@@ -1,8 +1,12 @@
 import Foundation
 import Logging
 import Promise
+import PromiseJSON
 import PromiseRPC
+import PromiseRegistry
 import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// The daemon's stack — dispatcher, registry, group commit — over a real

@@ -1,7 +1,10 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// A change SQLite refuses for a reason of its own is left out of its

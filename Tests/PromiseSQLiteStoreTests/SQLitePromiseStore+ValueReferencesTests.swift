@@ -1,7 +1,10 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// Rows of combinators that refer to their inputs' values

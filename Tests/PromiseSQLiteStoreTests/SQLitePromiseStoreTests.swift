@@ -1,7 +1,10 @@
 import Foundation
 import GRDB
+import PromiseJSON
 import PromiseRPC
 @testable import PromiseSQLiteStore
+import PromiseServer
+import PromiseStore
 import Testing
 
 /// A fresh directory under /tmp for one test, removed when the test ends.

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 
 /// One JSON-RPC request the generator made, with what the checker needs to

@@ -1,5 +1,8 @@
 import Foundation
+@testable import PromiseJSON
 @testable import PromiseRPC
+import PromiseServer
+import PromiseRegistry
 
 /// One seeded simulation of the daemon in process: the generator's steps
 /// against the real dispatcher, registry, group commit and SQLite store, with

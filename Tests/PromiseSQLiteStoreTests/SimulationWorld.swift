@@ -2,7 +2,10 @@ import Foundation
 import Logging
 import Promise
 @testable import PromiseRPC
+@testable import PromiseRegistry
 import PromiseSQLiteStore
+@testable import PromiseServer
+@testable import PromiseStore
 
 /// The registry's clock, shared by every life of the simulated daemon.
 final class SimulationClock {

@@ -13,7 +13,7 @@ struct SocketError: Error, CustomStringConvertible {
     }
 }
 
-// Plain blocking POSIX sockets rather than swift-nio or PromiseClient: the
+// Plain blocking POSIX sockets rather than swift-nio or BlockingPromiseClient: the
 // clients must cost the same for every server measured, and as little as
 // possible, so that the figures are the servers'.
 

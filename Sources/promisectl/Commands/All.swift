@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -55,7 +57,7 @@ extension PromiseCtl {
                 }
             }
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 var extra: [String: JSONValue] = ["policy": .string(policy.rawValue)]
                 if stopOnFailure { extra["stopOnFailure"] = true }
                 try inputs.combine("all", extra: extra, with: client)

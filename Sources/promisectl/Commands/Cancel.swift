@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -37,7 +39,7 @@ extension PromiseCtl {
             }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             if let prefix {
                 Output.line(String(try PrefixCancellation.cancel(prefix, with: client)))
             } else if let id {
@@ -51,7 +53,7 @@ extension PromiseCtl {
 /// cursor the last one answered, until none is left.
 enum PrefixCancellation {
     /// Cancels every pending promise under `prefix`; returns how many were cancelled.
-    static func cancel(_ prefix: String, with client: PromiseClient) throws -> Int {
+    static func cancel(_ prefix: String, with client: BlockingPromiseClient) throws -> Int {
         var total = 0
         var params: [String: JSONValue] = ["prefix": .string(prefix)]
         while true {

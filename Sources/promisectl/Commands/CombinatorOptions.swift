@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 /// What `all`, `any`, `race` and `all-settled` share: the inputs and the new id.
@@ -17,7 +19,7 @@ struct CombinatorOptions: ParsableArguments {
 
     func validate() throws { try plain.validate() }
 
-    func combine(_ method: String, extra: [String: JSONValue] = [:], with client: PromiseClient) throws {
+    func combine(_ method: String, extra: [String: JSONValue] = [:], with client: BlockingPromiseClient) throws {
         try plain.combine(method, extra: extra, with: client)
     }
 }
@@ -33,12 +35,12 @@ struct CombinatorInputs {
     }
 
     /// Calls `method` with the inputs and prints the new promise's id.
-    func combine(_ method: String, extra: [String: JSONValue] = [:], with client: PromiseClient) throws {
+    func combine(_ method: String, extra: [String: JSONValue] = [:], with client: BlockingPromiseClient) throws {
         var params = extra
         params["ids"] = .array(ids.map { .string($0) })
         if let newID { params["id"] = .string(newID) }
         if replace { params["replace"] = true }
-        let record = try PromiseClient.Record(client.call(method, params))
+        let record = try BlockingPromiseClient.Record(client.call(method, params))
         Output.line(record.id)
     }
 }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -55,14 +57,14 @@ extension PromiseCtl {
                 }
             }
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 var params: [String: JSONValue] = [:]
                 if let id { params["id"] = .string(id) }
                 if let name { params["name"] = .string(name) }
                 if let timeout { params["timeoutMs"] = .int(ValueInput.milliseconds(seconds: timeout)) }
                 if ifExists { params["ifExists"] = "get" }
                 if replace { params["replace"] = true }
-                let record = try PromiseClient.Record(client.call("create", params))
+                let record = try BlockingPromiseClient.Record(client.call("create", params))
                 Output.line(record.id)
             }
         }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -48,7 +50,7 @@ extension PromiseCtl {
         /// Ids per batch: the daemon's default `maxBatchSize`.
         private static let batchSize = 1_000
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             if let prefix { return try forget(prefix: prefix, with: client) }
             var seen = Set<String>()
             let distinct = ids.filter { seen.insert($0).inserted }
@@ -78,7 +80,7 @@ extension PromiseCtl {
 
         /// `--prefix`: `forget` with `prefix` until its cursor is null; prints
         /// how many it forgot, and says on stderr how many it kept and why.
-        private func forget(prefix: String, with client: PromiseClient) throws {
+        private func forget(prefix: String, with client: BlockingPromiseClient) throws {
             var cursor: JSONValue = .null
             var forgotten = 0
             var pending = 0

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -59,8 +61,8 @@ extension PromiseCtl {
                 }
             }
 
-            func run(with client: PromiseClient) throws {
-                let record = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
+            func run(with client: BlockingPromiseClient) throws {
+                let record = try BlockingPromiseClient.Record(client.call("get", ["id": .string(id)]))
                 if raw {
                     try printRaw(record)
                     return
@@ -78,7 +80,7 @@ extension PromiseCtl {
             }
 
             /// `--raw`: the value alone on stdout, or nothing there and the reason on stderr.
-            private func printRaw(_ record: PromiseClient.Record) throws {
+            private func printRaw(_ record: BlockingPromiseClient.Record) throws {
                 switch record.state {
                 case .fulfilled:
                     Output.line(Output.value(record.value ?? .null, raw: true))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 extension PromiseCtl {
@@ -16,7 +17,7 @@ extension PromiseCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             Output.line(Output.json(try client.call("info")))
         }
     }

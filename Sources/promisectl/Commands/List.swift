@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -48,7 +50,7 @@ extension PromiseCtl {
             if json && human { throw ValidationError("--json and --human exclude each other") }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             var cursor: JSONValue = .null
             var printed = 0
             var table = (human || (!json && Terminal.standardOutputIsTerminal)) ? PromiseTable() : nil
@@ -60,7 +62,7 @@ extension PromiseCtl {
                 params["limit"] = .int(min(limit.map { $0 - printed } ?? 1000, 10_000))
                 if !cursor.isNull { params["cursor"] = cursor }
                 let page = try client.call("list", params)
-                let records = try (page["promises"]?.arrayValue ?? []).map(PromiseClient.Record.init)
+                let records = try (page["promises"]?.arrayValue ?? []).map(BlockingPromiseClient.Record.init)
                 if let lines = table?.lines(for: records.map(RecordView.init), now: Terminal.nowMilliseconds()) {
                     if !lines.isEmpty { Output.line(lines.joined(separator: "\n")) }
                 } else {

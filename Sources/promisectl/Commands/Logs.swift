@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -72,7 +74,7 @@ extension PromiseCtl {
             if reconnect.seconds != nil && !follow { throw ValidationError("--reconnect-timeout needs --follow") }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             if let prefix { return try PrefixedLogs.printAll(under: prefix, with: client) }
             let id = stepID
             var log = FollowedLog(id: id)
@@ -85,7 +87,7 @@ extension PromiseCtl {
                 log.print(answer)
                 state = answer["state"]?.stringValue ?? "pending"
             }
-            let status = PromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
+            let status = BlockingPromiseClient.Record.State(rawValue: state).map { ExitCode(state: $0) } ?? .success
             if status != .success { throw status }
         }
 
@@ -131,7 +133,7 @@ extension PromiseCtl {
         /// subscription, which may come before `create`, stays in place
         /// meanwhile). What the step wrote before is in that first answer.
         private func followedLog(
-            _ client: PromiseClient, waitingForCreation: Bool, until deadline: ContinuousClock.Instant?
+            _ client: BlockingPromiseClient, waitingForCreation: Bool, until deadline: ContinuousClock.Instant?
         ) throws -> JSONValue {
             let follow: [String: JSONValue] = ["id": .string(stepID), "follow": true]
             let results = try client.batch([.init("subscribe", ["ids": [.string(stepID)]]), .init("logs", follow)], timeout: nil)
@@ -171,7 +173,7 @@ extension PromiseCtl {
 
         /// Prints `log` notifications until the `settled` one; returns the state it tells.
         private func followUntilSettled(
-            _ client: PromiseClient, _ log: inout FollowedLog, until deadline: ContinuousClock.Instant?
+            _ client: BlockingPromiseClient, _ log: inout FollowedLog, until deadline: ContinuousClock.Instant?
         ) throws -> String {
             while true {
                 let notification = try client.nextNotification(timeout: try deadline.map(timeLeft(before:)))

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -38,7 +40,7 @@ extension PromiseCtl {
             }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             if let limit {
                 try client.call("pool.set", ["pool": .string(name), "limit": .int(limit)])
             }
@@ -67,7 +69,7 @@ extension PromiseCtl {
         @Flag(help: "Print info's pools object as JSON.")
         var json = false
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             let pools = try client.call("info")["pools"] ?? [:]
             if json { return Output.line(Output.json(pools)) }
             let rows = (pools.objectValue ?? [:]).sorted(by: { $0.key < $1.key }).map { name, pool in

@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -28,7 +30,7 @@ extension PromiseCtl {
             if !(0...1).contains(fraction) { throw ValidationError("FRACTION must be between 0 and 1, got \(fraction)") }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             var params: [String: JSONValue] = ["id": .string(id), "progress": .double(fraction)]
             if let message { params["message"] = .string(message) }
             try client.call("progress", params)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 extension PromiseCtl {
@@ -15,7 +16,7 @@ extension PromiseCtl {
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var inputs: CombinatorOptions
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             try inputs.combine("race", with: client)
         }
     }

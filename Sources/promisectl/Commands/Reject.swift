@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -37,7 +39,7 @@ extension PromiseCtl {
             var code: Int?
             var data: String?
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 var reason: [String: JSONValue] = ["message": .string(message)]
                 if let code { reason["code"] = .int(code) }
                 if let data { reason["data"] = try ValueInput.json(data, what: "--data") }

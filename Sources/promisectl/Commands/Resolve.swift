@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -40,7 +42,7 @@ extension PromiseCtl {
             var value: String?
             var string = false
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 let resolved: JSONValue
                 switch (value, string) {
                 case (nil, false): resolved = .null

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 extension PromiseCtl {
@@ -92,7 +93,7 @@ extension PromiseCtl {
                 }
             }
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 if let pool { try PoolSlotClaim.checkExists(pool, on: client) }
                 let session = RunSession(client: client, id: id, command: command, grace: .milliseconds(Int(grace * 1000)),
                                          pool: pool, reconnect: reconnect.policy, retries: retry)

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -123,7 +125,7 @@ extension PromiseCtl {
                 if pool != nil && command.isEmpty { throw ValidationError("--pool needs a command after --") }
             }
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 var params: [String: JSONValue] = ["id": .string(id), "on": .string(on.rawValue)]
                 if let childID { params["childId"] = .string(childID) }
                 if let pool { params["pool"] = .string(pool) }
@@ -137,9 +139,9 @@ extension PromiseCtl {
                     let variables = commandEnvironment(directory: directory)
                     if !variables.isEmpty { params["env"] = .object(variables.mapValues { .string($0) }) }
                 }
-                let record: PromiseClient.Record
+                let record: BlockingPromiseClient.Record
                 do {
-                    record = try PromiseClient.Record(client.call("then", params))
+                    record = try BlockingPromiseClient.Record(client.call("then", params))
                 } catch let error as RPCError
                     where error.code == .limitExceeded && error.data?["limit"]?.stringValue == "maxLineBytes" && !daemonEnv
                 {

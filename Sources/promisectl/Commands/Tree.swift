@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -51,8 +53,8 @@ extension PromiseCtl {
             if dot && ascii { throw ValidationError("--dot and --ascii exclude each other") }
         }
 
-        func run(with client: PromiseClient) throws {
-            let root = try PromiseClient.Record(client.call("get", ["id": .string(id)]))
+        func run(with client: BlockingPromiseClient) throws {
+            let root = try BlockingPromiseClient.Record(client.call("get", ["id": .string(id)]))
             let graph = try PromiseGraph.load(root: root, maxNodes: maxNodes) { ids in
                 try Self.records(ids, client: client)
             }
@@ -64,11 +66,11 @@ extension PromiseCtl {
         }
 
         /// The records of `ids`, in one batch of `get`s; ids forgotten meanwhile are left out.
-        static func records(_ ids: [String], client: PromiseClient) throws -> [PromiseClient.Record] {
+        static func records(_ ids: [String], client: BlockingPromiseClient) throws -> [BlockingPromiseClient.Record] {
             let answers = try client.batch(ids.map { .init("get", ["id": .string($0)]) }, timeout: nil)
             return try answers.compactMap { answer in
                 switch answer {
-                case .success(let json): return try PromiseClient.Record(json)
+                case .success(let json): return try BlockingPromiseClient.Record(json)
                 case .failure(let error) where error.code == .noSuchPromise: return nil
                 case .failure(let error): throw error
                 }

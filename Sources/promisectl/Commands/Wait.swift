@@ -1,4 +1,6 @@
 import ArgumentParser
+import PromiseClient
+import PromiseJSON
 import PromiseRPC
 
 extension PromiseCtl {
@@ -83,7 +85,7 @@ extension PromiseCtl {
                 if json && raw { throw ValidationError("--json and --raw exclude each other") }
             }
 
-            func run(with client: PromiseClient) throws {
+            func run(with client: BlockingPromiseClient) throws {
                 let limit = timeout.map { ValueInput.milliseconds(seconds: $0) }
                 // A person's Ctrl-C without --cancel-on-signal is told what still runs.
                 let armed = cancelOnSignal
@@ -94,7 +96,7 @@ extension PromiseCtl {
                 // Asks again, on a new connection, when the daemon restarts meanwhile.
                 let connection = reconnect.reconnecting(client)
                 let showsOutput = showOutput || Terminal.standardErrorIsTerminal
-                var record: PromiseClient.Record?
+                var record: BlockingPromiseClient.Record?
                 var printedOutput = false
                 if showsOutput && !progress {
                     switch try StepOutputWait.wait(for: id, timeout: limit.map { .milliseconds($0) }, connection: connection) {
@@ -112,7 +114,7 @@ extension PromiseCtl {
                     if record == nil, progress {
                         var params: [String: JSONValue] = ["id": .string(id)]
                         if let limit { params["timeoutMs"] = .int(limit) }
-                        record = try PromiseClient.Record(ProgressBar.wait(for: id, params: params, connection: connection))
+                        record = try BlockingPromiseClient.Record(ProgressBar.wait(for: id, params: params, connection: connection))
                     } else if record == nil {
                         record = try connection.wait(for: id, timeout: limit.map { .milliseconds($0) })
                     }

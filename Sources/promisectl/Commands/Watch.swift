@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseClient
 import PromiseRPC
 
 extension PromiseCtl {
@@ -45,7 +46,7 @@ extension PromiseCtl {
             if json && human { throw ValidationError("--json and --human exclude each other") }
         }
 
-        func run(with client: PromiseClient) throws {
+        func run(with client: BlockingPromiseClient) throws {
             // Subscribes again after a restart of the daemon: each settlement is printed once.
             let subscription = try reconnect.timeout.reconnecting(client).subscribe(ids)
             let forPeople = human || (!json && Terminal.standardOutputIsTerminal)

@@ -1,3 +1,4 @@
+import PromiseClient
 import PromiseRPC
 
 /// The promises under one id, as `promisectl tree` draws them: the root,
@@ -83,8 +84,8 @@ struct PromiseGraph {
     /// graph (``isTruncated``), so at most `maxNodes / batchSize + levels`
     /// requests are made.
     static func load(
-        root: PromiseClient.Record, maxNodes: Int, batchSize: Int = 50,
-        fetch: ([String]) throws -> [PromiseClient.Record]
+        root: BlockingPromiseClient.Record, maxNodes: Int, batchSize: Int = 50,
+        fetch: ([String]) throws -> [BlockingPromiseClient.Record]
     ) rethrows -> PromiseGraph {
         precondition(maxNodes >= 1 && batchSize >= 1)
         var graph = PromiseGraph(rootID: root.id)

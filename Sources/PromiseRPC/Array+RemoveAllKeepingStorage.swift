@@ -1,0 +1,18 @@
+extension Array {
+    /// Removes every element and keeps the storage, for arrays emptied and
+    /// filled again for every request (the relay's news, a request's params).
+    ///
+    /// Popped one by one, not `removeAll(keepingCapacity: true)`, which goes
+    /// through the generic `replaceSubrange`: about 220 instructions to empty
+    /// the one to three elements these hold (callgrind). Storage that is
+    /// shared is copied by the first pop, as any change would copy it.
+    ///
+    /// ```swift
+    /// var params = [1, 2]
+    /// params.removeAllKeepingStorage()   // [], capacity kept
+    /// ```
+    @inline(__always)
+    package mutating func removeAllKeepingStorage() {
+        while popLast() != nil {}
+    }
+}

@@ -1,0 +1,32 @@
+/// The `id` param of a `resolve` or `reject`, left where it lies in the line
+/// the dispatcher was lent, not made into a `String`: the registry looks
+/// the promise up by these bytes (`Registry.entry(idBytes:)`), and keeps
+/// using the id it stored when the promise was made.
+///
+/// An id longer than 15 bytes does not fit in a `String`'s own bits: making
+/// one to look a promise up, then freeing it, was about 450 instructions of
+/// a create+resolve pair with ids of the benchmark's length (17 bytes;
+/// `scripts/count-instructions.sh daemon`).
+///
+/// Only ``RequestLine/init(parsing:reusing:lendingIDs:)`` lends ids, and
+/// only the dispatcher asks it to: the bytes are valid while the line is
+/// handled, and a lent id must not be kept past that.
+///
+/// Lent only when the id is already known to be a valid one (printable
+/// ASCII written without escapes, 16 to ``PromiseID/maxBytes`` bytes), so
+/// that looking it up is all there is left to do; any other is read as
+/// every string is.
+package struct LentPromiseID: Hashable {
+    package let bytes: UnsafeRawBufferPointer
+
+    /// The shortest id lent: a shorter one is a `String` with no allocation.
+    static let minimumCount = 16
+
+    package static func == (lhs: LentPromiseID, rhs: LentPromiseID) -> Bool {
+        lhs.bytes.elementsEqual(rhs.bytes)
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes: bytes)
+    }
+}

@@ -1,0 +1,155 @@
+import Promise
+import PromiseJSON
+import PromiseRPC
+
+/// `all`, `any`, `race` and `allSettled`: the core's combinators over remote
+/// promises. The new promise is an ordinary remote promise (it can be waited
+/// for, chained, cancelled); as in the core, cancelling it counts as a
+/// cancelled child of each input, so an input left without any other
+/// uncancelled child is cancelled too.
+///
+/// A reason a combinator makes itself (from its inputs' reasons, or for a
+/// value too large) names the combinator as its `origin`; a reason it passes
+/// on (`all` fail-fast, `race`) keeps the origin it has.
+extension Registry {
+    /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
+    /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
+    func combine(_ method: CombinatorKind, _ params: RPCParams) throws(RPCError) -> JSONValue {
+        let ids = try params.promiseIDs("ids")
+        let policy = method == .all ? try params.choice("policy", of: JoinPolicy.self) ?? .failFast : nil
+        let stopOnFailure = try params.bool("stopOnFailure") ?? false
+        if stopOnFailure && policy != .failFast {
+            throw RPCParams.invalid(
+                "stopOnFailure", "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
+        }
+        let requested = try params.optionalPromiseID("id")
+        let name = try params.string("name")
+        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let replace = try replaceParam(params, ifExists: ifExists)
+        if replace, let requested, ids.contains(requested) {
+            throw RPCParams.invalid("id", "a combinator cannot replace one of its own inputs")
+        }
+        var inputs: [RemotePromise] = []
+        inputs.reserveCapacity(ids.count)
+        for id in ids { inputs.append(try entry(id)) }
+        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
+        if let existing { return record(existing) }
+        try reserve()
+
+        let entry = register(
+            combined(method, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
+            id: id, kind: .combinator(method), inputIDs: ids, name: name)
+        entry.policy = policy
+        entry.stopOnFailure = stopOnFailure
+        return record(entry)
+    }
+
+    /// The core combinator `method` (with `policy`, for `all`) over `inputs`:
+    /// at a request, and again at start-up for a combinator stored pending.
+    ///
+    /// What it makes from its inputs is bounded here, where it is made (a
+    /// resolve, the hot path, checks nothing): an array value past
+    /// `maxValueDepth` or `maxValueBytes` is a -32004 rejection, and a
+    /// reason made of its inputs' reasons is ``RemoteRejection/bounded(maxDepth:maxBytes:)``.
+    /// Those reasons name `id`, the combinator's, as their origin.
+    /// With `stopOnFailure` (a fail-fast `all`), see ``stoppingOnFailure(_:)``.
+    func combined(
+        _ method: CombinatorKind, policy: JoinPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
+    ) -> Promise<JSONValue> {
+        let promises = inputs.map(promise(of:))
+        let limits = limits
+        let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
+            try Self.capped(.array(values), limits, origin: id)
+        }
+        if promises.isEmpty && (method == .any || method == .race) {
+            return Promise(error: RemoteRejection(message: "no input promises", origin: id))
+        }
+        switch method {
+        case .any:
+            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits, id: id)
+        case .race:
+            return Promise<JSONValue>.race(promises)
+        case .allSettled:
+            let boxedInputs = LoopBound(inputs)
+            return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
+                try capped(zip(boxedInputs.value, results).map { input, result in
+                    Self.settledElement(input, result)
+                })
+            }
+        case .all:
+            switch policy ?? .failFast {
+            case .nulls:
+                return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
+                    try capped(values.map { $0 ?? .null })
+                }
+            case .allErrors:
+                let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
+                return Self.boundingReasons(of: all, inputs, limits, id: id)
+            case .ignoreErrors:
+                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
+            case .failFast:
+                guard stopOnFailure else {
+                    return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
+                }
+                return Self.stoppingOnFailure(promises).then(on: .inline) { try capped($0) }
+            }
+        }
+    }
+
+    /// `value`, unless it nests deeper than `maxValueDepth` or its JSON text
+    /// would take more than `maxValueBytes`: each `all` or `allSettled` over
+    /// another adds levels, and over one input repeated it multiplies bytes,
+    /// while a value deeper or longer than what params may hold could come
+    /// back deeper than a strict parser reads, or longer than a store row.
+    /// Measured, not written (``JSONValue/serializedByteCount(upTo:)``).
+    private static func capped(
+        _ value: JSONValue, _ limits: DaemonLimits, origin: String
+    ) throws(RemoteRejection) -> JSONValue {
+        let maxDepth = limits.maxValueDepth
+        if value.depth > maxDepth {
+            throw RemoteRejection(
+                code: RPCError.Code.limitExceeded.rawValue,
+                message: "the combined value would nest deeper than \(maxDepth) levels",
+                data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
+        }
+        try checkValueBytes(value, limits, what: "the combined value", origin: origin)
+        return value
+    }
+
+    /// Throws the -32004 rejection for `value` (`what` says which) when its
+    /// JSON text would take more than `maxValueBytes`, naming `origin` where it begins.
+    static func checkValueBytes(
+        _ value: JSONValue, _ limits: DaemonLimits, what: String, origin: String
+    ) throws(RemoteRejection) {
+        let maxBytes = limits.maxValueBytes
+        guard value.serializedByteCount(upTo: maxBytes) > maxBytes else { return }
+        throw RemoteRejection(
+            code: RPCError.Code.limitExceeded.rawValue,
+            message: "\(what) would take more than \(maxBytes) bytes",
+            data: ["limit": "maxValueBytes", "value": .int(maxBytes)], origin: origin)
+    }
+
+    /// `combined`, whose reason when every input failed (`any`) or some did
+    /// (`all-errors`) lists the inputs' reasons, bounded in depth and bytes.
+    private static func boundingReasons(
+        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ limits: DaemonLimits, id: String
+    ) -> Promise<JSONValue> {
+        let inputIDs = inputs.map(\.id)
+        return combined.recover(on: .inline) { error throws -> JSONValue in
+            guard error is AggregateError else { throw error }
+            throw RemoteRejection(describing: error, inputIDs: inputIDs, origin: id)
+                .bounded(maxDepth: limits.maxValueDepth, maxBytes: limits.maxReasonBytes)
+        }
+    }
+
+    /// One element of an `allSettled` value: `{"id","state","value"|"reason"}`.
+    private static func settledElement(_ input: RemotePromise, _ result: Result<JSONValue, any Error>) -> JSONValue {
+        switch result {
+        case .success(let value):
+            return ["id": .string(input.id), "state": "fulfilled", "value": value]
+        case .failure(let error):
+            let state: JSONValue = error is CancellationError ? "cancelled" : "rejected"
+            return ["id": .string(input.id), "state": state, "reason": input.reason(for: error).json]
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Logging
+import Promise
+import PromiseJSON
+import PromiseRPC
+import PromiseStore
+
+/// Leases that outlive a restart of the daemon (docs/DURABILITY.md, "Leases
+/// across a restart"): the `lease` method, which lets a connection take the
+/// lease of a pending promise, and the grace after a restart during which
+/// the leases of the old daemon's connections wait to be taken back.
+extension Registry {
+    /// `lease`: `id` → record. Makes the calling connection the holder of
+    /// the pending promise `id`: it is rejected when that connection closes
+    /// while it is pending, as if it had been made with `create … lease: true`.
+    /// Taking a lease already held by the caller changes nothing; a lease held
+    /// by another open connection is -32003; a settled promise is -32002. A
+    /// lease restored at start-up has no holder until one takes it, within
+    /// the grace (``leaseGraceMilliseconds``).
+    func lease(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
+        let entry = try entry(params.promiseID("id"))
+        guard entry.isPending else { throw alreadySettled(entry) }
+        if let holder = entry.leaseHolder, sessions[holder] != nil {
+            guard holder != call.connectionID else { return entry }
+            throw RPCError(
+                .permissionDenied, "promise \"\(entry.id)\" is leased by another connection",
+                data: ["id": .string(entry.id), "connection": .int(Int(clamping: holder))])
+        }
+        if !entry.lease {
+            entry.lease = true
+            // The flag is stored: a restart must know the promise waits for its holder.
+            journal?.touch(entry.id)
+        }
+        entry.leaseHolder = call.connectionID
+        sessions[call.connectionID]?.leases.insert(entry.id)
+        logger.debug("Lease taken", metadata: ["promise.id": "\(entry.id)", "connection.id": "\(call.connectionID)"])
+        return entry
+    }
+
+    /// The rejection of a lease that no connection holds once the grace
+    /// after a restart has passed (or at once, without a grace).
+    func restartedLeaseExpired() -> RemoteRejection {
+        guard leaseGraceMilliseconds > 0 else { return RemoteRejection(message: "lease expired: the daemon restarted") }
+        return RemoteRejection(
+            message: "lease expired: the daemon restarted",
+            data: ["leaseGraceMs": .int(Int(clamping: leaseGraceMilliseconds))])
+    }
+
+    /// After ``restore(_:)``: rejects, once the grace has passed, every
+    /// restored lease that no connection has taken back.
+    func armLeaseGrace() {
+        guard leaseGraceMilliseconds > 0,
+              order.contains(where: { $0.isPending && $0.lease && $0.leaseHolder == nil })
+        else { return }
+        leaseGraceTimer = services.schedule(afterMilliseconds: leaseGraceMilliseconds) { [weak self] in
+            self?.expireUnclaimedLeases()
+        }
+    }
+
+    /// Rejects the pending leased promises that no connection holds.
+    func expireUnclaimedLeases() {
+        leaseGraceTimer = nil
+        let rejection = restartedLeaseExpired()
+        let unclaimed = order.filter { entries[$0.id] === $0 && $0.isPending && $0.lease && $0.leaseHolder == nil }
+        for entry in unclaimed where settle(entry, .failure(rejection)) {
+            logger.info("Lease expired", metadata: ["promise.id": "\(entry.id)", "reason": "not taken back after the restart"])
+        }
+    }
+}

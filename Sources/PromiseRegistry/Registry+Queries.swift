@@ -1,0 +1,223 @@
+import Promise
+import PromiseJSON
+import PromiseRPC
+import PromiseStore
+
+/// `get`, `list` and `info`: reading the registry.
+extension Registry {
+    /// The largest `limit` a `list` takes.
+    static let maxListLimit = 10_000
+    /// The `limit` of a `list` that gives none.
+    static let defaultListLimit = 100
+    /// The most promises one `list` looks at beyond its `limit`. A filter
+    /// that matches little (a prefix nothing has) would otherwise read every
+    /// promise held on the loop, for each call: a batch of 1,000 such calls
+    /// over 200,000 promises kept every other client waiting 30 s. Past it
+    /// the page ends short, even empty, with a cursor to go on from.
+    static let listScanAllowance = 1_000
+
+    /// `get`: `id` → record.
+    func get(_ params: RPCParams) throws(RPCError) -> RemotePromise {
+        try entry(params.promiseID("id"))
+    }
+
+    /// `list`: `state?`, `prefix?`, `parent?`, `limit?`, `cursor?` →
+    /// `{"promises":[record…],"cursor":string|null}`, in creation order. The
+    /// cursor is opaque; pass it back to get the next page; null means done.
+    /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
+    /// so a page may come back short (even empty) with a cursor: only a null
+    /// cursor says that nothing more matches. A page also ends before its
+    /// records would pass `maxValueBytes` (it holds at least one), so that a
+    /// page of large values is as bounded as one record. The prefix is
+    /// compared byte for byte. With `parent`, only that promise's `then`
+    /// children are looked at: the ones past `maxRecordChildren`, which its
+    /// record leaves out, are read this way. Within a batch, a page also ends
+    /// once the batch's `slice` of the loop turn is spent (it holds at least
+    /// one record), so that a batch of `list` calls yields the loop between
+    /// its pages rather than in the middle of none.
+    func list(_ params: RPCParams, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RPCError) -> JSONValue {
+        let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
+        let prefix = try params.string("prefix")
+        let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
+        let cursor = try params.string("cursor")
+        let filter = { (entry: RemotePromise) -> Bool in
+            // By bytes: String's hasPrefix compares by canonical equivalence,
+            // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
+            if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { return false }
+            if let state, entry.state != state { return false }
+            return true
+        }
+        if let parentID = try params.optionalPromiseID("parent") {
+            // Children are listed by their place among the parent's children.
+            let children = try entry(parentID).childIDs
+            let start = try Self.listPosition(cursor).map { min($0, children.count) + 1 } ?? 0
+            return listPage(count: children.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
+                            filter: filter) { index in
+                (self.entries[children[index]], index)
+            }
+        }
+        // Everything else by creation order: the cursor is a sequence number.
+        let start = try Self.listPosition(cursor).map(firstIndex(after:)) ?? 0
+        return listPage(count: order.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
+                        filter: filter) { index in
+            (self.order[index], self.order[index].sequence)
+        }
+    }
+
+    /// The number a `list` cursor holds.
+    private static func listPosition(_ cursor: String?) throws(RPCError) -> Int? {
+        guard let cursor else { return nil }
+        guard let position = Int(cursor), position >= 0 else {
+            throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier list")
+        }
+        return position
+    }
+
+    /// One `list` page over candidates `start..<count`: `candidate(index)`
+    /// gives the promise there (nil once dropped) and the position a cursor
+    /// names it by; the next page starts after the cursor's position.
+    ///
+    /// A page holds at most `maxValueBytes` of records, and at most
+    /// `maxBytes` when given (the room left in a batch's answer), but always
+    /// one record when there is one: a batch of a thousand `list` calls
+    /// makes at most its answer's bound of records, not a thousand full pages.
+    /// It ends, too, once `slice` is spent.
+    private func listPage(
+        count: Int, from start: Int, limit: Int, maxBytes: Int?, slice: TurnBudget?,
+        filter: (RemotePromise) -> Bool,
+        candidate: (Int) -> (RemotePromise?, Int)
+    ) -> JSONValue {
+        // What the answer adds around the page: its envelope, the cursor.
+        let bound = min(limits.maxValueBytes, maxBytes.map { $0 - 128 } ?? .max)
+        var page: [JSONValue] = []
+        var pageBytes = 0
+        var next: JSONValue = .null
+        var index = start
+        let scanEnd = start.addingReportingOverflow(limit + Self.listScanAllowance)
+        let end = scanEnd.overflow ? count : min(count, scanEnd.partialValue)
+        while index < end {
+            let (found, position) = candidate(index)
+            index += 1
+            guard let entry = found, !entry.isRemoved, filter(entry) else { continue }
+            // One more match exists: when the page is full, or this record
+            // would take it past the bound, another page follows.
+            var bytes = 0
+            var made: JSONValue?
+            if page.count < limit {
+                let record = record(entry)
+                bytes = record.serializedByteCount(upTo: max(0, bound - pageBytes) + 1) + 1
+                if page.isEmpty || pageBytes + bytes <= bound { made = record }
+            }
+            guard let made else {
+                next = .string(String(position - 1))
+                break
+            }
+            pageBytes += bytes
+            page.append(made)
+            if let slice, index < end, slice.isSpent {
+                next = .string(String(position))
+                break
+            }
+        }
+        // Stopped by the allowance, not by a full page: go on after the last one looked at.
+        if next == .null && index < count && index == end {
+            next = .string(String(candidate(index - 1).1))
+        }
+        return ["promises": .array(page), "cursor": next]
+    }
+
+    /// The position in `order` of the first promise created after sequence
+    /// number `sequence` (`order` is sorted by sequence).
+    func firstIndex(after sequence: Int) -> Int {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if order[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// `forget`: `ids` → `{"forgotten":n,"pending":[id…],"needed":[id…]}`.
+    /// Drops settled promises so that a long-running daemon stays under
+    /// `maxPromises`; pending ones are kept and listed, and so are settled
+    /// ones that a pending promise still needs (a `then` parent, a
+    /// combinator's input: a restart rebuilds that promise from them);
+    /// unknown ids are ignored. A forgotten id may be created again; its
+    /// children keep naming it as their parent. With `prefix` in place of
+    /// `ids`: ``forgetPrefix(_:prefix:)``.
+    func forget(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        if let prefix = try params.string("prefix") {
+            if params["ids"] != nil { throw RPCParams.invalid("prefix", "\"ids\" and \"prefix\" exclude each other") }
+            return try forgetPrefix(params, prefix: prefix)
+        }
+        let ids = try params.promiseIDs("ids")
+        var forgotten = 0
+        var pending: [JSONValue] = []
+        var needed: [JSONValue] = []
+        for id in ids {
+            guard let entry = entries[id] else { continue }
+            if entry.isPending {
+                pending.append(.string(id))
+            } else if entry.dependents > 0 {
+                needed.append(.string(id))
+            } else {
+                remove(entry)
+                forgotten += 1
+            }
+        }
+        return ["forgotten": .int(forgotten), "pending": .array(pending), "needed": .array(needed)]
+    }
+
+    /// Drops the settled `entry` from memory and from the store.
+    func remove(_ entry: RemotePromise) {
+        assert(entry.dependents == 0, "\(entry.id) is removed while a pending promise needs it")
+        // Its observer may not have run yet (it hops onto the loop): act on it now.
+        didSettle(entry)
+        if entry.sharesParentValue, let parentID = entry.parentID { entries[parentID]?.addDependents(-1) }
+        if entry.sharesInputValues { holdInputs(of: entry, by: -1) }
+        if !logBook.isEmpty { dropLog(entry) }
+        entries[entry.id] = nil
+        entry.isRemoved = true
+        settledCount -= 1
+        journal?.remove(StoreDeletion(id: entry.id, sequence: entry.sequence))
+        if order.count > 64 && entries.count < order.count / 2 {
+            order.removeAll(where: \.isRemoved)
+        }
+    }
+
+    /// `info` → `{"version","protocol","promises","pending","settled","collected",
+    /// "connections","runningProcesses","pools","limits","store"}`.
+    func info(connections: Int) -> JSONValue {
+        [
+            "version": .string(PromiseProtocol.daemonVersion),
+            "protocol": .int(PromiseProtocol.version),
+            "promises": .int(entries.count),
+            "pending": .int(entries.count - settledCount),
+            "settled": .int(settledCount),
+            "collected": .int(collectedCount),
+            "connections": .int(connections),
+            "runningProcesses": .int(runningProcesses),
+            "pools": pools.json,
+            "limits": limits.json,
+            "store": storeInfo,
+        ]
+    }
+
+    /// Where promises are kept and whether that works, for `info`.
+    private var storeInfo: JSONValue {
+        let retain: JSONValue = retainMilliseconds.map { .int(Int($0)) } ?? .null
+        guard let journal else { return ["location": "none", "durable": false, "retainMs": retain] }
+        return [
+            "location": .string(journal.store.location),
+            "durable": true,
+            "writable": .bool(journal.failure == nil),
+            "error": journal.failure.map { .string($0.message) } ?? .null,
+            "commits": .int(journal.commitCount),
+            "changes": .int(journal.changeCount),
+            "unstorable": .int(journal.unstorableCount),
+            "quarantined": .int(journal.quarantinedCount),
+            "retainMs": retain,
+        ]
+    }
+}
