@@ -130,18 +130,37 @@ struct DrainBudgetTests {
         #expect(last.fulfilledNow == 20_000)
     }
 
-    @Test("cancelling an all over one input repeated 10,000 times cancels that input across runs")
-    func cancelOfHugeAllCarriesOn() {
+    @Test("cancelling an all over one input repeated 10,000 times cancels that input before cancel returns")
+    func cancelOfHugeAllEndsUpwardsAtOnce() {
         let executor = HeldExecutor()
         let input = Promise<Int>()
+        let told = Counter()
+        for _ in 0..<1_000 { input.onCancel(on: .inline) { told.add() } }
         let all = Promise<Int>.all(Array(repeating: input, count: 10_000))
         withDrainBudget(spentBudget(executor)) {
             all.cancel()
         }
+        // Upwards, nothing waits: a restart would not cancel the input again.
         #expect(all.isCancelled)
-        #expect(input.isPending)
-        #expect(executor.runAll() > 1)
         #expect(input.isCancelled)
+        // Downwards, the input's own handlers go on later.
+        #expect(told.value < 1_000)
+        executor.runAll()
+        #expect(told.value == 1_000)
+    }
+
+    @Test("cancelling the tail of a chain of 2,000 all cancels the root before cancel returns")
+    func cancelOfCombinatorChainEndsUpwardsAtOnce() {
+        let executor = HeldExecutor()
+        let root = Promise<Int>()
+        var tail = Promise<Int>.all([root]).then(on: .inline) { $0[0] }
+        for _ in 1..<2_000 { tail = Promise<Int>.all([tail]).then(on: .inline) { $0[0] } }
+        withDrainBudget(spentBudget(executor)) {
+            tail.cancel()
+        }
+        #expect(root.isCancelled)
+        executor.runAll()
+        #expect(tail.isCancelled)
     }
 
     @Test("handlers that settle promises with children of their own finish them all across runs")

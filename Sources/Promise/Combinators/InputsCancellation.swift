@@ -10,24 +10,24 @@ final class _InputsCancellation<Input: Sendable>: _PendingWork, Sendable {
     @usableFromInline let inputs: [Promise<Input>]
     /// What the output's handlers on the inputs are registered with.
     @usableFromInline let key: any AnyObject & Sendable
-    /// The first input not told yet: a drain whose ``DrainBudget`` is spent
-    /// queues the rest as a cancellation from there.
-    @usableFromInline let start: Int
 
     @inlinable
-    init(_ inputs: [Promise<Input>], key: any AnyObject & Sendable, start: Int = 0) {
+    init(_ inputs: [Promise<Input>], key: any AnyObject & Sendable) {
         self.inputs = inputs
         self.key = key
-        self.start = start
     }
+
+    /// Ends in the turn that cancelled the output, even under a spent
+    /// ``DrainBudget``: a restart re-derives a settled parent's children,
+    /// but not an input cancelled because its last consumer was, so the
+    /// input's cancel is stored with the output's.
+    @inlinable
+    var _endsInThisTurn: Bool { true }
 
     @inlinable
     func _runPendingCallbacks(_ work: inout _Worklist) {
-        for index in start..<inputs.count {
-            if work.yields() {
-                return work.push(_InputsCancellation(inputs, key: key, start: index))
-            }
-            _cancelUpwards(from: _UpwardStep(parent: inputs[index], child: key), &work)
+        for input in inputs {
+            _cancelUpwards(from: _UpwardStep(parent: input, child: key), &work)
         }
     }
 }

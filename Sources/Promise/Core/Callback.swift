@@ -281,9 +281,19 @@ extension _CombinedInputs {
 /// one on a ``DrainBudget``'s executor.
 @usableFromInline
 protocol _PendingWork: AnyObject, Sendable {
+    /// Whether this runs before a spent budget hands the rest of its drain
+    /// on (see `_Worklist._handOff()`).
+    var _endsInThisTurn: Bool { get }
+
     /// Runs the work: for a promise, the handlers of a promise settled
     /// through `_Worklist`.
     func _runPendingCallbacks(_ work: inout _Worklist)
+}
+
+extension _PendingWork {
+    /// Most work may wait for a later drain.
+    @inlinable
+    var _endsInThisTurn: Bool { false }
 }
 
 /// A promise of any value type, as its relatives see it.

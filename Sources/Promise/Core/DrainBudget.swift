@@ -142,7 +142,10 @@ extension _Worklist {
     }
 
     /// Hands what is queued to the budget's executor, where a drain under
-    /// the same budget goes on with it.
+    /// the same budget goes on with it; first runs what must end in this
+    /// turn (`_endsInThisTurn`), and what that queues in turn. The budget
+    /// being spent, the handler lists these reach hand on all but their
+    /// first handler at once.
     @usableFromInline
     mutating func _handOff() {
         guard let scope = _DrainBudgetScope.current else {
@@ -150,13 +153,21 @@ extension _Worklist {
             deadline = 0
             return drain()
         }
-        let queued = Resumption(next: next.take(), more: more)
-        more = []
+        var waiting: [any _PendingWork] = []
+        while let node = next.take() ?? more.popLast() {
+            if node._endsInThisTurn {
+                node._runPendingCallbacks(&self)
+            } else {
+                waiting.append(node)
+            }
+        }
+        guard !waiting.isEmpty else { return }
+        // Popped last first, so that the later drain takes them in this order.
+        let queued = Resumption(more: waiting.reversed())
         let budget = DrainBudget(scope: scope)
         scope.executor.execute {
             withDrainBudget(budget) {
                 var work = _Worklist()
-                work.next = queued.next
                 work.more = queued.more
                 work.drain()
             }
@@ -165,7 +176,6 @@ extension _Worklist {
 
     /// What a drain hands over, in the order it runs it.
     struct Resumption: Sendable {
-        let next: (any _PendingWork)?
         let more: [any _PendingWork]
     }
 }
