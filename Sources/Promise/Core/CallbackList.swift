@@ -82,11 +82,11 @@ struct _CallbackList: Sendable {
 
     /// Runs every handler with `result`, which must point to the type the
     /// handlers were made for: the result of `owner`, the promise holding
-    /// them. Once a ``DrainBudget`` is spent, the handlers not run yet go
+    /// them (a `_PromiseNode`). Once a ``DrainBudget`` is spent, the handlers not run yet go
     /// back to `owner` (`_deferHandOut`) for a later drain.
     @usableFromInline
     consuming func run(
-        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: any _PromiseNode, _ work: inout _Worklist
+        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: AnyObject, _ work: inout _Worklist
     ) {
         guard let first = first.take() else { return }
         first.run(result, cancelled, &work)
@@ -99,12 +99,16 @@ struct _CallbackList: Sendable {
     @usableFromInline
     static func run(
         _ callbacks: [_Callback], from start: Int, _ result: UnsafeRawPointer, _ cancelled: Bool,
-        _ owner: any _PromiseNode, _ work: inout _Worklist
+        _ owner: AnyObject, _ work: inout _Worklist
     ) -> Bool {
         var index = start
         while index < callbacks.count {
             if work.yields() {
-                owner._deferHandOut(callbacks, from: index, cancelled, &work)
+                // Cast here, on the rare path: `owner` comes as a plain
+                // reference, since making the existential of a generic
+                // promise looks up its witness table at run time, on every
+                // settle that has handlers.
+                (owner as! any _PromiseNode)._deferHandOut(callbacks, from: index, cancelled, &work)
                 return false
             }
             callbacks[index].run(result, cancelled, &work)

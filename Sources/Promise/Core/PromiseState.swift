@@ -332,7 +332,7 @@ struct _Settlement: ~Copyable, Sendable {
     /// specialisation, so one copy serves every value type.
     @usableFromInline
     consuming func _run(
-        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: any _PromiseNode, _ work: inout _Worklist
+        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: AnyObject, _ work: inout _Worklist
     ) {
         if let observersOfCompletion {
             for observer in observersOfCompletion { observer.notify(1) }
