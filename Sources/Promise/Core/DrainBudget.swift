@@ -23,8 +23,8 @@ import Darwin
 /// handlers wait for a later run waits behind them. Between runs, some
 /// descendants are settled and others not yet.
 ///
-/// Without a budget, which is the default, everything runs at once, as
-/// before; the check costs an increment and a branch per handler.
+/// Without a budget, which is the default, everything runs at once; the
+/// check costs an increment and a branch per handler.
 ///
 /// ```swift
 /// let budget = DrainBudget(.milliseconds(5), resumingOn: loopExecutor)
