@@ -17,6 +17,13 @@ final class _InputsCancellation<Input: Sendable>: _PendingWork, Sendable {
         self.key = key
     }
 
+    /// Ends in the turn that cancelled the output, even under a spent
+    /// ``DrainBudget``: a restart re-derives a settled parent's children,
+    /// but not an input cancelled because its last consumer was, so the
+    /// input's cancel is stored with the output's.
+    @inlinable
+    var _endsInThisTurn: Bool { true }
+
     @inlinable
     func _runPendingCallbacks(_ work: inout _Worklist) {
         for input in inputs {

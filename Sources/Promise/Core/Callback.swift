@@ -191,12 +191,23 @@ extension UnsafeRawPointer {
 /// `maximumDepth`: deeper children are queued here and the outermost settle
 /// runs the queue in a loop. The first entry is inline, so a straight chain
 /// allocates nothing.
+///
+/// Under a ``DrainBudget`` the loops that go through many handlers or
+/// queued entries ask `yields()` before each one; once the budget is spent,
+/// each of them stops, queues what it has not done, and the outermost drain
+/// hands the queue to the budget's executor (see `DrainBudget.swift`).
 @usableFromInline
 struct _Worklist {
     /// Nested settles allowed before queueing: a few kilobytes of stack.
     @usableFromInline static var maximumDepth: Int { 32 }
 
     @usableFromInline var depth: Int
+    /// Steps taken by loops that may yield; every 64th reads the budget.
+    @usableFromInline var steps: UInt
+    /// When this drain's budget runs out, on the monotonic clock in
+    /// nanoseconds: 0 until the first check under a budget,
+    /// `_Worklist.spent` once it has run out.
+    @usableFromInline var deadline: UInt64
     @usableFromInline var next: (any _PendingWork)?
     @usableFromInline var more: [any _PendingWork]
 
@@ -206,6 +217,8 @@ struct _Worklist {
     @inlinable
     init() {
         depth = 0
+        steps = 0
+        deadline = 0
         more = []
     }
 
@@ -218,15 +231,29 @@ struct _Worklist {
         }
     }
 
-    /// Runs queued promises' handlers until none are left.
+    /// Whether the loop asking should stop here and queue the rest: true
+    /// once a ``DrainBudget`` on this thread is spent. Counts a step; only
+    /// every 64th reads the budget, so with none set a step costs an
+    /// increment and a well-predicted branch.
+    @inlinable
+    mutating func yields() -> Bool {
+        steps &+= 1
+        guard steps & 63 == 0 else { return false }
+        return _budgetSpent()
+    }
+
+    /// Runs queued promises' handlers until none are left, or, once the
+    /// budget is spent, hands the rest to the budget's executor.
     @inlinable
     mutating func drain() {
         while true {
             if let node = next {
+                if yields() { return _handOff() }
                 next = nil
                 node._runPendingCallbacks(&self)
-            } else if let node = more.popLast() {
-                node._runPendingCallbacks(&self)
+            } else if !more.isEmpty {
+                if yields() { return _handOff() }
+                more.removeLast()._runPendingCallbacks(&self)
             } else {
                 return
             }
@@ -250,12 +277,23 @@ extension _CombinedInputs {
     }
 }
 
-/// Work queued on a `_Worklist`, run by its outermost drain.
+/// Work queued on a `_Worklist`, run by its outermost drain, or by a later
+/// one on a ``DrainBudget``'s executor.
 @usableFromInline
-protocol _PendingWork: AnyObject {
+protocol _PendingWork: AnyObject, Sendable {
+    /// Whether this runs before a spent budget hands the rest of its drain
+    /// on (see `_Worklist._handOff()`).
+    var _endsInThisTurn: Bool { get }
+
     /// Runs the work: for a promise, the handlers of a promise settled
     /// through `_Worklist`.
     func _runPendingCallbacks(_ work: inout _Worklist)
+}
+
+extension _PendingWork {
+    /// Most work may wait for a later drain.
+    @inlinable
+    var _endsInThisTurn: Bool { false }
 }
 
 /// A promise of any value type, as its relatives see it.
@@ -284,4 +322,8 @@ protocol _PromiseNode: _PendingWork, Sendable {
     func _followProgress(_ fraction: Double) -> [any _PromiseNode]
     /// One line for `debugDescription`.
     var _summary: String { get }
+    /// Queues the handlers from `callbacks[start...]` on `work` for a later
+    /// drain (the budget is spent); until they have run, handlers
+    /// registered meanwhile wait behind them.
+    func _deferHandOut(_ callbacks: [_Callback], from start: Int, _ cancelled: Bool, _ work: inout _Worklist)
 }

@@ -81,15 +81,40 @@ struct _CallbackList: Sendable {
     }
 
     /// Runs every handler with `result`, which must point to the type the
-    /// handlers were made for: the owning promise's `Result<Value, any Error>`.
+    /// handlers were made for: the result of `owner`, the promise holding
+    /// them (a `_PromiseNode`). Once a ``DrainBudget`` is spent, the handlers not run yet go
+    /// back to `owner` (`_deferHandOut`) for a later drain.
     @usableFromInline
-    consuming func run(_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) {
+    consuming func run(
+        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: AnyObject, _ work: inout _Worklist
+    ) {
         guard let first = first.take() else { return }
         first.run(result, cancelled, &work)
         guard let rest = rest.array.take() else { return }
-        for callback in rest {
-            callback.run(result, cancelled, &work)
+        _ = Self.run(rest, from: 0, result, cancelled, owner, &work)
+    }
+
+    /// Runs `callbacks[start...]` as `run` does; returns false when the
+    /// budget stopped it and the rest went back to `owner`.
+    @usableFromInline
+    static func run(
+        _ callbacks: [_Callback], from start: Int, _ result: UnsafeRawPointer, _ cancelled: Bool,
+        _ owner: AnyObject, _ work: inout _Worklist
+    ) -> Bool {
+        var index = start
+        while index < callbacks.count {
+            if work.yields() {
+                // Cast here, on the rare path: `owner` comes as a plain
+                // reference, since making the existential of a generic
+                // promise looks up its witness table at run time, on every
+                // settle that has handlers.
+                (owner as! any _PromiseNode)._deferHandOut(callbacks, from: index, cancelled, &work)
+                return false
+            }
+            callbacks[index].run(result, cancelled, &work)
+            index += 1
         }
+        return true
     }
 
     /// The promises that follow this one (then/recover/always children and

@@ -90,7 +90,7 @@ extension Promise: _PromiseNode {
         withExtendedLifetime(withdrawn) {}
         guard let settlement else { return nil }
         let parent = settlement.parent.node
-        settlement.run(cancellation, cancelled: true, &work)
+        settlement.run(cancellation, cancelled: true, of: self, &work)
         if handsOut { _runLateCallbacks(cancellation, &work) }
         return parent.map { _UpwardStep(parent: $0, child: keepsHandler ? nil : self) }
     }

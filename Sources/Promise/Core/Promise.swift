@@ -211,7 +211,7 @@ extension Promise {
         if inlineOnly {
             _runInlineHandout(settlement, result, cancelled, &work)
         } else {
-            settlement.run(result, cancelled: cancelled, &work)
+            settlement.run(result, cancelled: cancelled, of: self, &work)
             if handsOut { _runLateCallbacks(result, &work) }
         }
         work.drain()
@@ -260,7 +260,7 @@ extension Promise {
         if inlineOnly {
             _runInlineHandout(settlement, result, cancelled, &work)
         } else {
-            settlement.run(result, cancelled: cancelled, &work)
+            settlement.run(result, cancelled: cancelled, of: self, &work)
             if handsOut { _runLateCallbacks(result, &work) }
         }
         work.depth -= 1
@@ -295,7 +295,7 @@ extension Promise {
     ) {
         let thread = _currentThread()
         _handOutThread.store(thread, ordering: .relaxed)
-        settlement.run(result, cancelled: cancelled, &work)
+        settlement.run(result, cancelled: cancelled, of: self, &work)
         _endInlineHandout(thread, result, &work)
     }
 
@@ -347,7 +347,7 @@ extension Promise {
             return settlement
         }
         guard let settlement, let result = outcome.result(as: Value.self) else { return }
-        settlement.run(result, cancelled: cancelled, &work)
+        settlement.run(result, cancelled: cancelled, of: self, &work)
         if handsOut { _runLateCallbacks(result, &work) }
     }
 
@@ -360,10 +360,14 @@ extension Promise {
     /// went to its executor at once, ahead of earlier handlers still being
     /// handed out: on a serial executor the later one ran first. Costs one
     /// uncontended lock per settle that had handlers.
+    ///
+    /// Does nothing while the hand-out is deferred (`isHandOutDeferred`):
+    /// the late handlers then run after the deferred ones, which call this
+    /// again.
     @inlinable
     func _runLateCallbacks(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
         _lock.lock()
-        guard !_unsafeState.callbacks.isEmpty else {
+        guard !_unsafeState.callbacks.isEmpty || _unsafeState.isHandOutDeferred else {
             _unsafeState.callbacksPending = false
             _lock.unlock()
             return
@@ -377,6 +381,10 @@ extension Promise {
     func _runLateCallbacksInLoop(_ result: Result<Value, any Error>, _ work: inout _Worklist) {
         while true {
             _lock.lock()
+            if _unsafeState.isHandOutDeferred {
+                _lock.unlock()
+                return
+            }
             guard !_unsafeState.callbacks.isEmpty else {
                 _unsafeState.callbacksPending = false
                 _lock.unlock()
@@ -386,7 +394,7 @@ extension Promise {
             _lock.unlock()
             // Registered after settling: they see the result, never a
             // cancellation from above (as when registered later still).
-            withUnsafePointer(to: result) { late.run(UnsafeRawPointer($0), false, &work) }
+            withUnsafePointer(to: result) { late.run(UnsafeRawPointer($0), false, self, &work) }
         }
     }
 

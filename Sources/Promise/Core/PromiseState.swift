@@ -114,6 +114,16 @@ struct _PromiseState: Sendable {
         set { setFlag(16, newValue) }
     }
 
+    /// A drain under a ``DrainBudget`` stopped handing out the handlers and
+    /// queued the rest (`_DeferredHandOut`): `callbacksPending` stays set,
+    /// and handlers registered meanwhile wait in `callbacks` until the rest
+    /// has run.
+    @inlinable
+    var isHandOutDeferred: Bool {
+        get { flag(32) }
+        set { setFlag(32, newValue) }
+    }
+
     @inlinable
     var writableExtras: _StateExtras {
         mutating get {
@@ -307,23 +317,27 @@ struct _Settlement: ~Copyable, Sendable {
         self.parent = parent
     }
 
-    /// Runs the handlers (deferring inline children to `work`) and tells
-    /// progress observers about the final 1.0.
+    /// Runs the handlers of `owner`, the promise settled (deferring inline
+    /// children to `work`), and tells progress observers about the final 1.0.
     @inlinable
-    consuming func run<Value: Sendable>(_ result: Result<Value, any Error>, cancelled: Bool, _ work: inout _Worklist) {
+    consuming func run<Value: Sendable>(
+        _ result: Result<Value, any Error>, cancelled: Bool, of owner: Promise<Value>, _ work: inout _Worklist
+    ) {
         // Moved into an optional because a closure may not consume `self`.
         var settlement = Optional(self)
-        withUnsafePointer(to: result) { settlement.take()!._run(UnsafeRawPointer($0), cancelled, &work) }
+        withUnsafePointer(to: result) { settlement.take()!._run(UnsafeRawPointer($0), cancelled, owner, &work) }
     }
 
     /// The untyped part of `run`, kept out of line: it needs no
     /// specialisation, so one copy serves every value type.
     @usableFromInline
-    consuming func _run(_ result: UnsafeRawPointer, _ cancelled: Bool, _ work: inout _Worklist) {
+    consuming func _run(
+        _ result: UnsafeRawPointer, _ cancelled: Bool, _ owner: AnyObject, _ work: inout _Worklist
+    ) {
         if let observersOfCompletion {
             for observer in observersOfCompletion { observer.notify(1) }
         }
-        callbacks.take().run(result, cancelled, &work)
+        callbacks.take().run(result, cancelled, owner, &work)
     }
 }
 

@@ -50,7 +50,7 @@ extension Promise {
         guard let settlement else { return (false, _childrenInFlight()) }
         var work = _Worklist()
         let parent = settlement.parent.node
-        settlement.run(cancellation, cancelled: true, &work)
+        settlement.run(cancellation, cancelled: true, of: self, &work)
         if handsOut { _runLateCallbacks(cancellation, &work) }
         if let parent {
             _cancelUpwards(from: _UpwardStep(parent: parent, child: keepsHandler ? nil : self), &work)

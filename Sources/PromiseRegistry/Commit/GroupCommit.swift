@@ -32,7 +32,8 @@ import PromiseStore
 /// all on the loop thread: the ids touched (or removed) since the previous
 /// ``deliver(_:)`` are what the request answered by this message changed,
 /// since a request's settlements, cascades included, are touched before its
-/// answer is given. A change made by no request (a timeout, a command's
+/// answer is given (past the core's drain budget a cascade goes on in later
+/// turns: what it changes then is made by no request, as below). A change made by no request (a timeout, a command's
 /// exit) falls to the next message given before its batch is committed —
 /// its `settled` notification, usually — so such a message may get an error
 /// for a change it did not make: never the other way round. That rests on

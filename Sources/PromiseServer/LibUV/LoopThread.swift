@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Promise
 
 /// A ``UVLoop`` on a dedicated thread, with the ``LoopExecutor`` that feeds it.
 ///
@@ -52,7 +53,11 @@ final class LoopThread: @unchecked Sendable {  // `loop`, `wakeUp` and `drainSoo
             UVSignal.unblock([SIGCHLD])
             executor.attach(wakeUp, drainSoon: drainSoon)
             body(loop)
-            loop.run()
+            // Settling on the loop yields after 5 ms (as `TurnBudget`'s
+            // slices do): a fan-out's rest goes on in later turns.
+            withDrainBudget(DrainBudget(.milliseconds(5), resumingOn: executor)) {
+                loop.run()
+            }
             executor.shutDown()
             loop.closeAll()
             condition.lock()
