@@ -1,4 +1,4 @@
-@testable import PromiseRPC
+@testable import PromiseStore
 import Testing
 
 /// The group commit's bookkeeping alone: no store, no writer, no loop.
