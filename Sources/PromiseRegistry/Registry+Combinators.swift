@@ -1,6 +1,7 @@
 import Promise
 import PromiseJSON
 import PromiseRPC
+import PromiseStore
 
 /// `all`, `any`, `race` and `allSettled`: the core's combinators over remote
 /// promises. The new promise is an ordinary remote promise (it can be waited
@@ -16,7 +17,7 @@ extension Registry {
     /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
     func combine(_ method: CombinatorKind, _ params: RPCParams) throws(RPCError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
-        let policy = method == .all ? try params.choice("policy", of: JoinPolicy.self) ?? .failFast : nil
+        let policy = method == .all ? try params.choice("policy", of: AllPolicy.self) ?? .failFast : nil
         let stopOnFailure = try params.bool("stopOnFailure") ?? false
         if stopOnFailure && policy != .failFast {
             throw RPCParams.invalid(
@@ -54,7 +55,7 @@ extension Registry {
     /// Those reasons name `id`, the combinator's, as their origin.
     /// With `stopOnFailure` (a fail-fast `all`), see ``stoppingOnFailure(_:)``.
     func combined(
-        _ method: CombinatorKind, policy: JoinPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
+        _ method: CombinatorKind, policy: AllPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
     ) -> Promise<JSONValue> {
         let promises = inputs.map(promise(of:))
         let limits = limits

@@ -1,5 +1,6 @@
 import Promise
 import PromiseJSON
+import PromiseStore
 
 extension RemotePromise {
     /// The fields of a remote promise that most promises leave empty. A
@@ -31,7 +32,7 @@ extension RemotePromise {
         /// When the timeout rejects it: milliseconds since 1970, kept across restarts.
         var deadline: Int64?
         /// An `all`'s policy.
-        var policy: JoinPolicy?
+        var policy: AllPolicy?
         /// An `all` that gives up its other inputs once one fails (Registry+StopOnFailure).
         var stopOnFailure = false
         var timeoutTimer: (any ScheduledTimer)?
@@ -140,7 +141,7 @@ extension RemotePromise {
         set { set(\.deadline, newValue) }
     }
 
-    var policy: JoinPolicy? {
+    var policy: AllPolicy? {
         get { details?.policy }
         set { set(\.policy, newValue) }
     }

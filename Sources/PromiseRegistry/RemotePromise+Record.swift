@@ -1,5 +1,6 @@
 import PromiseJSON
 import PromiseRPC
+import PromiseStore
 
 /// A promise's record (docs/PROTOCOL.md, "The promise record"), as a
 /// `JSONValue` and as JSON text.

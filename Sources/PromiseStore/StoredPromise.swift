@@ -23,7 +23,7 @@ public struct StoredPromise: Sendable, Hashable {
     public var cwd: String?
     public var env: [String: String]?
     /// An `all`'s policy.
-    public var policy: JoinPolicy?
+    public var policy: AllPolicy?
     /// An `all` that gives up its other inputs once one fails.
     public var stopOnFailure: Bool
     public var name: String?
@@ -86,7 +86,7 @@ public struct StoredPromise: Sendable, Hashable {
     public init(
         id: String, sequence: Int, kind: Kind, parentID: String? = nil, inputIDs: [String]? = nil,
         on: ThenTrigger? = nil, exec: [String]? = nil, cwd: String? = nil, env: [String: String]? = nil,
-        policy: JoinPolicy? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
+        policy: AllPolicy? = nil, stopOnFailure: Bool = false, name: String? = nil, created: Int64, settled: Int64? = nil,
         state: State = .pending, value: JSONValue? = nil, reason: JSONValue? = nil,
         progress: Double? = nil, progressMessage: String? = nil, timeoutMilliseconds: UInt64? = nil,
         deadline: Int64? = nil, lease: Bool = false, execStarted: Bool = false, valueOfParent: Bool = false,
@@ -215,7 +215,7 @@ extension StoredPromise {
             exec: try reader.optional("exec", Reader.strings),
             cwd: try reader.optional("cwd", \.stringValue),
             env: try reader.optional("env", Reader.stringMap),
-            policy: try reader.optional("policy", known: JoinPolicy.init(rawValue:)),
+            policy: try reader.optional("policy", known: AllPolicy.init(rawValue:)),
             stopOnFailure: try reader.optional("stopOnFailure", \.boolValue) ?? false,
             name: try reader.optional("name", \.stringValue),
             created: Int64(try reader.required("created", \.intValue)),

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseJSON
 import PromiseRPC
 import Testing
 

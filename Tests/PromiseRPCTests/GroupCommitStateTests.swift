@@ -1,4 +1,5 @@
-@testable import PromiseStore
+@testable import PromiseRegistry
+import PromiseStore
 import Testing
 
 /// The group commit's bookkeeping alone: no store, no writer, no loop.

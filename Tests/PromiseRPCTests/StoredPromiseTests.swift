@@ -101,11 +101,11 @@ struct StoredPromiseTests {
         for on in ThenTrigger.allCases {
             #expect(try StoredPromise(json: Self.document("on", .string(on.rawValue))).on == on)
         }
-        for policy in JoinPolicy.allCases {
+        for policy in AllPolicy.allCases {
             #expect(try StoredPromise(json: Self.document("policy", .string(policy.rawValue))).policy == policy)
         }
         #expect(kinds.map(\.text) == ["created", "then", "all", "any", "race", "allSettled"])
-        #expect(JoinPolicy.allCases.map(\.rawValue) == ["fail-fast", "all-errors", "ignore-errors", "nulls"])
+        #expect(AllPolicy.allCases.map(\.rawValue) == ["fail-fast", "all-errors", "ignore-errors", "nulls"])
     }
 }
 

@@ -1,3 +1,5 @@
+import PromiseStore
+
 /// The bookkeeping of ``GroupCommit`` as a value: which ids the next cut
 /// writes, which messages wait for which cut, which changes the store
 /// refused, and whether the store is failing. Events go in, actions come

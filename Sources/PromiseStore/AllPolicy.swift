@@ -1,9 +1,10 @@
-/// What an `all` does with failed inputs: its `policy`.
+/// What an `all` does with failed inputs: its `policy` (the core's
+/// ``Promise/JoinPolicy`` for the first three, and `nulls`).
 ///
 /// ```swift
-/// JoinPolicy(rawValue: "all-errors")  // .allErrors
+/// AllPolicy(rawValue: "all-errors")  // .allErrors
 /// ```
-public enum JoinPolicy: String, Sendable, Hashable, CaseIterable {
+public enum AllPolicy: String, Sendable, Hashable, CaseIterable {
     /// Rejects with the first failure, at once (the default).
     case failFast = "fail-fast"
     /// Waits for every input; rejects listing every failure.
