@@ -13,7 +13,7 @@ extension StepMonitor {
 
     /// Whether commands run under a monitor: only in an executable that
     /// calls ``takeOverIfAsked(_:)``, on a kernel with pidfd_open.
-    package static var isAvailable: Bool { available.load(ordering: .relaxed) && PosixSpawnProcess.isAvailable }
+    static var isAvailable: Bool { available.load(ordering: .relaxed) && PosixSpawnProcess.isAvailable }
 
     /// Becomes a step's monitor when `arguments` ask for it, and then never
     /// returns; else marks this executable as one that can be, and returns.

@@ -100,6 +100,8 @@ final class RPCFakeLoop: LoopServices {
     private(set) var processes: [Process] = []
     /// When set, `launch` throws it.
     var launchError: (any Error)?
+    /// Whether steps run under a monitor, as the daemon's loop says when it can.
+    var monitorsSteps = false
 
     func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
         let timer = Timer(due: now + milliseconds, body: body)
