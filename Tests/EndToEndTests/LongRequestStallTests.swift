@@ -24,6 +24,16 @@ struct LongRequestStallTests {
     /// in one turn, the propagation held a ping for about a second).
     static let fanOutPingBound = Duration.milliseconds(150)
 
+    /// Creates "parent" and `count` `then` children of it, "kid/0" on, in batches of 1,000.
+    static func makeParent(ofChildren count: Int, on connection: E2ERawConnection) throws {
+        try connection.call("create", ["id": "parent"])
+        for start in stride(from: 0, to: count, by: 1_000) {
+            try connection.batch((start..<min(start + 1_000, count)).map { index in
+                ("then", ["id": "parent", "childId": .string("kid/\(index)")])
+            })
+        }
+    }
+
     @Test("cancelling an all over one pending id repeated 250,000 times cancels it without holding others",
           arguments: ["cancel", "cancelPrefix"])
     func cancellingRepeatedInput(method: String) throws {
@@ -57,12 +67,7 @@ struct LongRequestStallTests {
     func settlingParentOfManyChildren(method: String) throws {
         try E2EDaemon.with { daemon in
             let connection = try E2ERawConnection(path: daemon.socketPath)
-            try connection.call("create", ["id": "parent"])
-            for start in stride(from: 0, to: 100_000, by: 1_000) {
-                try connection.batch((start..<(start + 1_000)).map { index in
-                    ("then", ["id": "parent", "childId": .string("kid/\(index)")])
-                })
-            }
+            try Self.makeParent(ofChildren: 100_000, on: connection)
 
             let pinger = try E2EPinger(socketPath: daemon.socketPath)
             let clock = ContinuousClock()
@@ -123,12 +128,7 @@ struct LongRequestStallTests {
     func cancelPrefixOverManyChildren() throws {
         try E2EDaemon.with { daemon in
             let connection = try E2ERawConnection(path: daemon.socketPath)
-            try connection.call("create", ["id": "parent"])
-            for start in stride(from: 0, to: 100_000, by: 1_000) {
-                try connection.batch((start..<(start + 1_000)).map { index in
-                    ("then", ["id": "parent", "childId": .string("kid/\(index)")])
-                })
-            }
+            try Self.makeParent(ofChildren: 100_000, on: connection)
 
             let pinger = try E2EPinger(socketPath: daemon.socketPath)
             let clock = ContinuousClock()
