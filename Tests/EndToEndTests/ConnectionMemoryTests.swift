@@ -95,7 +95,7 @@ struct ConnectionMemoryTests {
             for done in threads {
                 Thread.detachNewThread {
                     while !stop.isSet {
-                        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                         _ = UnixSocketAddress(path: path)?.connect(fd)
                         close(fd)
                     }

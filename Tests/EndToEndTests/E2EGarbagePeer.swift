@@ -11,7 +11,7 @@ final class E2EGarbagePeer: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(path: String) throws {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let rc = UnixSocketAddress(path: path)?.bind(fd) ?? -1
         guard rc == 0, listen(fd, 4) == 0 else { throw E2EHarnessError("cannot listen at \(path)") }
         listener = fd

@@ -13,7 +13,9 @@ final class E2ERawConnection {
     private(set) var reachedEnd = false
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a daemon that another test starts meanwhile would
+        // inherit it, and hold the connection open after this one closes.
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard UnixSocketAddress(path: path)?.connect(fd) == 0 else {
             close(fd)
             throw E2EHarnessError("connect to \(path) failed: errno \(errno)")

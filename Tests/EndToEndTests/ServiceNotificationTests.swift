@@ -14,7 +14,7 @@ import PromiseJSON
 struct ServiceNotificationTests {
     /// A datagram socket standing in for systemd's, bound at `name` (a path, or `@abstract`).
     private final class NotifyListener {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
 
         init(_ name: String) throws {
             var address = sockaddr_un()

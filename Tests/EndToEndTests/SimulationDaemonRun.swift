@@ -14,7 +14,7 @@ final class SimulationSocket {
     private(set) var reachedEnd = false
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard UnixSocketAddress(path: path)?.connect(fd) == 0 else {
             let error = errno
             close(fd)

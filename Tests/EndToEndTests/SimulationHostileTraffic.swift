@@ -32,7 +32,7 @@ struct SimulationHostileTraffic {
         let floods = (0..<2).map { _ in
             let thread = Thread { [socketPath] in
                 while ContinuousClock.now < deadline {
-                    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                     if fd >= 0 {
                         if UnixSocketAddress(path: socketPath)?.connect(fd) == 0 { flooded.add() }
                         close(fd)

@@ -79,7 +79,7 @@ struct SocketSecurityTests {
         let folder = try E2ETemporaryFolder()
         let socket = folder.path + "/s.sock"
         // Root listens on a 0600 socket in a folder that uid 65534 owns (so it could remove it).
-        let listener = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(listener) }
         #expect(UnixSocketAddress(path: socket)?.bind(listener) == 0)
         #expect(listen(listener, 8) == 0)
@@ -92,7 +92,7 @@ struct SocketSecurityTests {
         #expect(result.status != 0, "\(result)")
         #expect(result.stderr.contains("cannot tell whether a daemon listens on \(socket)"), "\(result)")
         // Still root's socket, still accepting.
-        let probe = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let probe = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(probe) }
         #expect(UnixSocketAddress(path: socket)?.connect(probe) == 0, "errno \(errno)")
     }

@@ -44,7 +44,7 @@ final class ClientFakeServer: Sendable {
     }
 
     static func listen(at path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let rc = UnixSocketAddress(path: path)?.bind(fd) ?? -1
         guard rc == 0, Glibc.listen(fd, 8) == 0 else { throw POSIXError(.EADDRINUSE) }
         return fd

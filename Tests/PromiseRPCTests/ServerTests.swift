@@ -271,7 +271,7 @@ struct ServerTests {
         defer { directory.remove() }
         let path = directory.path + "/p.sock"
         // Bind a socket and close it without unlinking: what a crashed daemon leaves.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #expect(UnixSocketAddress(path: path)?.bind(fd) == 0)
         Glibc.close(fd)
         #expect(FileManager.default.fileExists(atPath: path))

@@ -22,7 +22,7 @@ struct UVPipeReadNowTests {
         on thread: LoopThread, seen: ServerLocked<Seen>
     ) throws -> (peer: Int32, pipe: ServerLocked<UVPipe?>) {
         var ends: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else {
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw UVError(code: -errno, function: "socketpair")
         }
         let pipe = ServerLocked<UVPipe?>(nil)

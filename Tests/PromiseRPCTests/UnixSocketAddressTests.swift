@@ -21,16 +21,16 @@ struct UnixSocketAddressTests {
         defer { unlink(path) }
         let address = try #require(UnixSocketAddress(path: path))
 
-        let missing = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let missing = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(missing) }
         #expect(address.connect(missing) == -1)
         #expect(errno == ENOENT)
 
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(listener) }
         #expect(address.bind(listener) == 0)
         #expect(listen(listener, 1) == 0)
-        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(client) }
         #expect(address.connect(client) == 0)
     }
