@@ -232,9 +232,9 @@ struct _Worklist {
     }
 
     /// Whether the loop asking should stop here and queue the rest: true
-    /// once a ``DrainBudget`` on this thread is spent. Counts a step; only
-    /// every 64th reads the budget, so with none set a step costs an
-    /// increment and a well-predicted branch.
+    /// once a ``DrainBudget`` on this thread is spent. Counts a step, and
+    /// reads the budget only every 64th, so that settling without a budget
+    /// stays as cheap as it is without this check (docs/PERFORMANCE.md).
     @inlinable
     mutating func yields() -> Bool {
         steps &+= 1

@@ -18,13 +18,13 @@ import Darwin
 /// the promises queued behind them) continue on `executor`, in as many
 /// further runs of at most the budget each as they need.
 ///
-/// Every handler still runs exactly once, and the handlers of one promise
-/// still run in registration order: a handler registered on a promise whose
+/// Every handler runs exactly once, and the handlers of one promise run
+/// in registration order: a handler registered on a promise whose
 /// handlers wait for a later run waits behind them. Between runs, some
 /// descendants are settled and others not yet.
 ///
-/// Without a budget, which is the default, everything runs at once; the
-/// check costs an increment and a branch per handler.
+/// Without a budget, which is the default, everything runs at once, at
+/// the speed it runs without this type (docs/PERFORMANCE.md).
 ///
 /// ```swift
 /// let budget = DrainBudget(.milliseconds(5), resumingOn: loopExecutor)
