@@ -57,25 +57,27 @@ extension Registry {
     func combined(
         _ method: CombinatorKind, policy: AllPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
     ) -> Promise<JSONValue> {
-        let promises = inputs.map(promise(of:))
+        let distinct = DistinctInputs(inputs, promise: promise(of:))
+        let promises = distinct.promises
+        let spreading = distinct.spreading
         let limits = limits
         let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
-            try Self.capped(.array(values), limits, origin: id)
+            try Self.capped(.array(spreading.spread(values)), limits, origin: id)
         }
         if promises.isEmpty && (method == .any || method == .race) {
             return Promise(error: RemoteRejection(message: "no input promises", origin: id))
         }
         switch method {
         case .any:
-            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, limits, id: id)
+            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, spreading, limits, id: id)
         case .race:
             return Promise<JSONValue>.race(promises)
         case .allSettled:
             let boxedInputs = LoopBound(inputs)
             return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
-                try capped(zip(boxedInputs.value, results).map { input, result in
+                try Self.capped(.array(zip(boxedInputs.value, spreading.spread(results)).map { input, result in
                     Self.settledElement(input, result)
-                })
+                }), limits, origin: id)
             }
         case .all:
             switch policy ?? .failFast {
@@ -85,9 +87,15 @@ extension Registry {
                 }
             case .allErrors:
                 let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
-                return Self.boundingReasons(of: all, inputs, limits, id: id)
+                return Self.boundingReasons(of: all, inputs, spreading, limits, id: id)
             case .ignoreErrors:
-                return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
+                // Over repeated inputs, which value is whose takes the outcome of each.
+                guard spreading.repeats else {
+                    return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
+                }
+                return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
+                    try Self.capped(.array(spreading.spread(values).compactMap { $0 }), limits, origin: id)
+                }
             case .failFast:
                 guard stopOnFailure else {
                     return Promise<JSONValue>.all(promises, policy: .failFast).then(on: .inline) { try capped($0) }
@@ -133,12 +141,13 @@ extension Registry {
     /// `combined`, whose reason when every input failed (`any`) or some did
     /// (`all-errors`) lists the inputs' reasons, bounded in depth and bytes.
     private static func boundingReasons(
-        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ limits: DaemonLimits, id: String
+        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ spreading: DistinctInputs.Spreading,
+        _ limits: DaemonLimits, id: String
     ) -> Promise<JSONValue> {
         let inputIDs = inputs.map(\.id)
         return combined.recover(on: .inline) { error throws -> JSONValue in
             guard error is AggregateError else { throw error }
-            throw RemoteRejection(describing: error, inputIDs: inputIDs, origin: id)
+            throw RemoteRejection(describing: spreading.spread(error), inputIDs: inputIDs, origin: id)
                 .bounded(maxDepth: limits.maxValueDepth, maxBytes: limits.maxReasonBytes)
         }
     }

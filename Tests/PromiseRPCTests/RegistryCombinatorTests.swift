@@ -122,6 +122,61 @@ struct RegistryCombinatorTests {
         ])
     }
 
+    @Test("an input named several times gives its value at each position it is named, under every all policy",
+          arguments: ["fail-fast", "nulls", "ignore-errors", "all-errors"])
+    func repeatedInputValues(policy: String) {
+        let (harness, peer) = setUp(["a", "b"])
+        harness.call("all", ["ids": ["a", "b", "a", "a"], "id": "many", "policy": .string(policy)], from: peer)
+        harness.call("resolve", ["id": "a", "value": "A"], from: peer)
+        #expect(harness.state("many", from: peer) == "pending")
+        harness.call("resolve", ["id": "b", "value": "B"], from: peer)
+        #expect(harness.record("many", from: peer)["value"] == ["A", "B", "A", "A"])
+    }
+
+    @Test("a rejected input named several times counts at each of its positions")
+    func repeatedInputFailures() {
+        let (harness, peer) = setUp(["a", "b", "c"])
+        harness.call("all", ["ids": ["a", "b", "a", "c"], "id": "every", "policy": "all-errors"], from: peer)
+        harness.call("all", ["ids": ["a", "b", "a", "c"], "id": "some", "policy": "ignore-errors"], from: peer)
+        harness.call("all", ["ids": ["a", "b", "a", "c"], "id": "holes", "policy": "nulls"], from: peer)
+        harness.call("allSettled", ["ids": ["b", "a", "b"], "id": "done"], from: peer)
+        harness.call("any", ["ids": ["b", "b"], "id": "none"], from: peer)
+        harness.call("reject", ["id": "b", "reason": "b broke"], from: peer)
+        harness.call("resolve", ["id": "a", "value": "A"], from: peer)
+        harness.call("reject", ["id": "c", "reason": "c broke"], from: peer)
+
+        let reason = harness.record("every", from: peer)["reason"]
+        #expect(reason?["message"] == "2 of 4 input promises were rejected")
+        #expect(reason?["data"]?["errors"] == [
+            ["index": 1, "id": "b", "reason": ["message": "b broke", "origin": "b"]],
+            ["index": 3, "id": "c", "reason": ["message": "c broke", "origin": "c"]],
+        ])
+        #expect(harness.record("some", from: peer)["value"] == ["A", "A"])
+        #expect(harness.record("holes", from: peer)["value"] == ["A", nil, "A", nil])
+        #expect(harness.record("done", from: peer)["value"] == [
+            ["id": "b", "state": "rejected", "reason": ["message": "b broke", "origin": "b"]],
+            ["id": "a", "state": "fulfilled", "value": "A"],
+            ["id": "b", "state": "rejected", "reason": ["message": "b broke", "origin": "b"]],
+        ])
+        let anyReason = harness.record("none", from: peer)["reason"]
+        #expect(anyReason?["message"] == "2 of 2 input promises were rejected")
+        #expect(anyReason?["data"]?["errors"]?.arrayValue?.compactMap { $0["index"]?.intValue } == [0, 1])
+    }
+
+    @Test("cancelling a combinator over one input named many times cancels that input once, alone")
+    func cancellingRepeatedInput() {
+        let (harness, peer) = setUp(["a", "kept"])
+        harness.call("all", ["ids": .array(Array(repeating: "a", count: 1_000)), "id": "many"], from: peer)
+        harness.call("race", ["ids": ["kept", "kept", "kept"], "id": "racing"], from: peer)
+        harness.call("then", ["id": "kept", "childId": "other"], from: peer)
+        harness.call("cancel", ["id": "many"], from: peer)
+        harness.call("cancel", ["id": "racing"], from: peer)
+        #expect(harness.state("many", from: peer) == "cancelled")
+        #expect(harness.state("a", from: peer) == "cancelled")
+        #expect(harness.state("racing", from: peer) == "cancelled")
+        #expect(harness.state("kept", from: peer) == "pending", "its other child still wants it")
+    }
+
     @Test("combinators check their params and inputs",
           arguments: ["all", "any", "race", "allSettled"])
     func invalidParams(method: String) {
