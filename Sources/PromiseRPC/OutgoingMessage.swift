@@ -50,6 +50,27 @@ package enum OutgoingMessage {
         return JSONTextBuffer.line { write(to: &$0) }
     }
 
+    /// The text of ``serializedLine()`` in parts that go out back to back
+    /// (``RPCPeer/send(parts:)``): a batch's answers as they were written,
+    /// between its brackets and commas, without joining them.
+    package func serializedParts() -> [ArraySlice<UInt8>] {
+        guard case .batch(let answers) = self else { return [serializedLine()[...]] }
+        var parts: [ArraySlice<UInt8>] = []
+        parts.reserveCapacity(answers.count * 2 + 1)
+        for (index, answer) in answers.enumerated() {
+            parts.append(index == 0 ? Self.openingBracket : Self.comma)
+            // Each answer's line without its newline.
+            parts.append(answer.serializedLine().dropLast())
+        }
+        parts.append(answers.isEmpty ? Self.emptyArrayLine : Self.closingBracketLine)
+        return parts
+    }
+
+    private static let openingBracket = Array("[".utf8)[...]
+    private static let comma = Array(",".utf8)[...]
+    private static let closingBracketLine = Array("]\n".utf8)[...]
+    private static let emptyArrayLine = Array("[]\n".utf8)[...]
+
     private func write(to text: inout JSONTextBuffer) {
         switch self {
         case .json(let value):

@@ -24,6 +24,13 @@ public protocol RPCPeer: AnyObject {
     /// each answer only to write it to the socket and free it.
     @discardableResult
     func send(line: UnsafeRawBufferPointer) -> Bool
+    /// ``send(_:)`` for one message made of `parts`, which go out back to
+    /// back: their concatenation is the message's text and its newline. A
+    /// batch's answer of tens of MiB goes out so, its members' texts copied
+    /// once, into the connection's buffer, rather than joined into one array
+    /// first.
+    @discardableResult
+    func send(parts: [ArraySlice<UInt8>]) -> Bool
     /// `bytes` of a message for this peer are held back until what it tells
     /// is stored (`GroupCommit.deliver(_:)`): they count towards
     /// `DaemonLimits.maxOutputBufferBytes` as queued bytes do, so a client
@@ -49,6 +56,11 @@ extension RPCPeer {
     @discardableResult
     public func send(line: UnsafeRawBufferPointer) -> Bool {
         send(Array(line))
+    }
+
+    @discardableResult
+    public func send(parts: [ArraySlice<UInt8>]) -> Bool {
+        send(Array(parts.joined()))
     }
 
     /// Ordinary connections are not in the reserve.

@@ -301,6 +301,27 @@ final class Connection: RPCPeer {
         return true
     }
 
+    /// Messages in parts at least this long are copied part by part into
+    /// the buffer that is written, not joined into a line first.
+    static let partsCopiedAloneFrom = 64 * 1024
+
+    @discardableResult
+    func send(parts: [ArraySlice<UInt8>]) -> Bool {
+        let total = parts.reduce(0) { $0 + $1.count }
+        // A short message takes the path of a line, which may write it at once.
+        guard total > Self.partsCopiedAloneFrom else { return send(Array(parts.joined())) }
+        guard isOpen, admits(total) else { return false }
+        queued.reserve(queued.count + total)
+        for part in parts { part.withUnsafeBytes { queued.append($0) } }
+        account()
+        // While a read is handled, its end flushes; otherwise before the loop sleeps.
+        if !isReceiving && !isFlushScheduled && !pipe.isWriting {
+            isFlushScheduled = true
+            flushQueue.schedule(self)
+        }
+        return true
+    }
+
     func hold(bytes: Int) {
         guard isOpen, admits(bytes) else { return }
         heldBytes += bytes

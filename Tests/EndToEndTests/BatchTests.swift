@@ -41,6 +41,32 @@ struct BatchTests {
         }
     }
 
+    @Test("a batch answer of more than a megabyte arrives whole and in order, with or without a store",
+          arguments: [false, true])
+    func largeBatchAnswer(durable: Bool) throws {
+        let value = JSONValue.string(String(repeating: "v", count: 8_000))
+        let check = { (socketPath: String) throws in
+            let connection = try E2ERawConnection(path: socketPath)
+            try connection.batch((0..<200).map { ("create", ["id": .string("big/\($0)")]) })
+            for half in [0..<100, 100..<200] {   // a request line holds at most 1 MiB
+                try connection.batch(half.map { ("resolve", ["id": .string("big/\($0)"), "value": value]) })
+            }
+            // 1.6 MB of answer in one line, then a small answer after it on the same connection.
+            let answers = try connection.batchAnswers((0..<200).map { ("get", ["id": .string("big/\($0)")]) })
+            #expect(answers.count == 200)
+            #expect(answers.enumerated().allSatisfy { index, answer in
+                answer["id"] == .int(index) && answer["result"]?["id"] == .string("big/\(index)")
+                    && answer["result"]?["value"] == value
+            })
+            #expect(try connection.call("get", ["id": "big/7"])["state"] == "fulfilled")
+        }
+        if durable {
+            try E2EDurableDaemon.with { try check($0.socketPath) }
+        } else {
+            try E2EDaemon.with { try check($0.socketPath) }
+        }
+    }
+
     @Test("a batch of only notifications gets no answer")
     func notificationOnlyBatch() throws {
         try E2EDaemon.with { daemon in

@@ -143,6 +143,19 @@ struct RecordJSONTests {
         }
     }
 
+    @Test("a batch's answer in parts is, joined, the text of its line")
+    func batchParts() throws {
+        let entry = try created("a").entry
+        let record = OutgoingMessage.recordResult(id: 1) { entry.writeRecord(now: 5, maxChildren: 1, to: &$0) }
+        let error = OutgoingMessage.json(JSONRPCResponse.error(2, RPCError(.noSuchPromise, "no promise \"b\"")))
+        for answers in [[record, error, record], [error], []] {
+            let batch = OutgoingMessage.batch(answers)
+            let joined = Array(batch.serializedParts().joined())
+            #expect(String(decoding: joined, as: UTF8.self) == String(decoding: batch.serializedLine(), as: UTF8.self))
+        }
+        #expect(Array(record.serializedParts().joined()) == record.serializedLine(), "a message not a batch is one part")
+    }
+
     /// A harness, a client, and the promise `id` it made with `create`.
     private func created(_ id: String) throws -> (harness: RPCHarness, peer: RPCFakePeer, entry: RemotePromise) {
         let harness = RPCHarness()

@@ -37,7 +37,9 @@ final class UVWriteBuffer {
         }
     }
 
-    private func reserve(_ needed: Int) {
+    /// Makes room for `needed` bytes in all, so that appending up to that
+    /// many moves the contents no more.
+    func reserve(_ needed: Int) {
         guard needed > capacity else { return }
         let newCapacity = max(needed, capacity * 2, 4096)
         let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
