@@ -11,32 +11,24 @@ DESTDIR      ?=
 # `promisectl get` costs a few ms less), and nothing to install beside them.
 RELEASE      := -c release --static-swift-stdlib
 # promisectl, started afresh for every step of a script, is linked fully
-# static (-static-executable): no dynamic loader, no libc, libstdc++ or libuv
-# to map and relocate at each start (a `promisectl get` went from 3.0 to
-# 2.5 ms; the rest of its start-up is mostly ArgumentParser's, which the
-# commands scripts run in loops skip: Sources/promisectl/FastCommandLine.swift,
-# 1.3 ms). Its code sits at a fixed address, as with the -no-pie link before
-# (heap and stack keep their randomisation). The long-lived daemon stays as
-# it is. The link prints glibc's warnings about functions in Foundation's
-# static libraries (getpwnam, dlopen, mktemp): called, they need the same
-# glibc at run time, true of a binary built on the machine it runs on, as
-# `make install` does; copy it elsewhere only to the same Debian release.
-# The flag changes the compiler's command line, so promisectl is built in a
-# scratch folder of its own: sharing .build, each build would recompile
-# everything the other built.
+# static (-static-executable): no dynamic loader, no libc or libstdc++ to map
+# and relocate at each start (docs/PERFORMANCE.md, "promisectl start-up").
+# Its code sits at a fixed address (heap and stack keep their randomisation).
+# The long-lived daemon stays as it is. The link prints glibc's warnings
+# about functions in Foundation's static libraries (getpwnam, dlopen,
+# mktemp): called, they need the same glibc at run time, true of a binary
+# built on the machine it runs on, as `make install` does; copy it elsewhere
+# only to the same Debian release. The flag changes the compiler's command
+# line, so promisectl is built in a scratch folder of its own: sharing
+# .build, each build would recompile everything the other built.
 CTL_SCRATCH  := .build-static
-# A -static link takes libuv from libuv.a, the name `-luv` asks for; Debian's
-# libuv1-dev ships it as libuv_a.a, so a folder of the scratch holds the link.
-CTL_LIBS     := $(CTL_SCRATCH)/static-libs
 CTL_RELEASE  := $(RELEASE) --scratch-path $(CTL_SCRATCH)
 # Generic types built at run time are looked up by mangled name by default,
 # and each lookup checks the type's requirements with a scan of every
-# protocol conformance in the binary: a third of what is left of a
-# `promisectl get` (callgrind: 0.84 M -> 0.42 M instructions; perf stat:
-# about 0.1 ms of its 1.2-1.4 ms). This frontend flag has the compiler call
-# each type's metadata accessor instead, handing it the conformances it
-# already knows, at the price of a slightly larger binary (+62 KB).
-CTL_LINK     := -Xswiftc -static-executable -Xlinker -L$(abspath $(CTL_LIBS)) \
+# protocol conformance in the binary. This frontend flag has the compiler
+# call each type's metadata accessor instead, handing it the conformances it
+# already knows, at the price of a slightly larger binary.
+CTL_LINK     := -Xswiftc -static-executable \
 		-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 # Debian packages the build and tests need: libuv for the daemon, SQLite for its store, pkg-config to
 # find them, socat for the tests that talk to the socket as another user (ProtocolErrorTests).
@@ -52,8 +44,6 @@ build: deps
 
 release: deps
 	$(SWIFT) build $(RELEASE) --product promised
-	mkdir -p $(CTL_LIBS)
-	ln -sf "$$(pkg-config --variable=libdir libuv)/libuv_a.a" $(CTL_LIBS)/libuv.a
 	$(SWIFT) build $(CTL_RELEASE) $(CTL_LINK) --product promisectl
 
 # `swift run` takes no --static-swift-stdlib: the binary is started from where the build put it.
