@@ -63,7 +63,7 @@ WORK="$(mktemp -d /tmp/hostile-soak-XXXXXX)"
 status=0
 python3 - "$DAEMON" "$WORK" "$DURATION" "$SEED" "$WORKERS" "$KILL_EVERY" "$RESTART_LIMIT" \
     "$STALL_LIMIT_MS" "$RSS_LIMIT_MB" <<'PY' || status=$?
-import json, os, random, signal, socket, subprocess, sys, threading, time
+import json, multiprocessing, os, random, signal, socket, subprocess, sys, threading, time
 
 (promised, work, duration, seed, workers, kill_every, restart_limit, stall_limit_ms,
  rss_limit_mb) = (sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
@@ -84,11 +84,20 @@ class Client:
     def __init__(self, timeout=30.0):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(sock_path)
-        except OSError as error:
-            self.sock.close()
-            raise Closed(str(error))
+        # A flood fills the listen backlog for moments (EAGAIN): try again then.
+        give_up = time.monotonic() + min(timeout, 10)
+        while True:
+            try:
+                self.sock.connect(sock_path)
+                break
+            except BlockingIOError as error:
+                if time.monotonic() > give_up:
+                    self.sock.close()
+                    raise Closed(str(error))
+                time.sleep(0.01)
+            except OSError as error:
+                self.sock.close()
+                raise Closed(str(error))
         self.buffer = b""
         self.next_id = 1
 
@@ -102,15 +111,24 @@ class Client:
             raise Closed(str(error))
 
     def line(self):
-        while b"\n" not in self.buffer:
-            try:
-                chunk = self.sock.recv(1 << 20)
-            except OSError as error:
-                raise Closed(str(error))
-            if not chunk:
-                raise Closed("end of input")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        # Chunks are joined once the line ends: a 64 MiB batch answer read
+        # 1 MiB at a time costs one copy, not sixty-four.
+        end = self.buffer.find(b"\n")
+        if end < 0:
+            chunks = [self.buffer]
+            while True:
+                try:
+                    chunk = self.sock.recv(1 << 20)
+                except OSError as error:
+                    raise Closed(str(error))
+                if not chunk:
+                    raise Closed("end of input")
+                chunks.append(chunk)
+                if b"\n" in chunk:
+                    break
+            self.buffer = b"".join(chunks)
+            end = self.buffer.find(b"\n")
+        line, self.buffer = self.buffer[:end], self.buffer[end + 1:]
         return json.loads(line)
 
     def call(self, method, params=None):
@@ -156,7 +174,10 @@ def fail(message):
 class Daemon:
     def __init__(self):
         self.process = None
-        self.generation = 0
+        # Odd while a daemon starts (it may take connections while it restores
+        # its store, answering none), even once it has answered: the probe
+        # counts only waits that began and ended in one even generation.
+        self.shared_generation = multiprocessing.Value("l", 1, lock=False)
         self.restart_times = []
         self.killing = threading.Lock()
 
@@ -173,12 +194,21 @@ class Daemon:
                 probe = Client(timeout=5)
                 probe.call("info")
                 probe.close()
-                self.generation += 1
+                self.shared_generation.value += 1
                 self.restart_times.append(time.monotonic() - started)
                 return
             except (Closed, OSError, ValueError):
                 time.sleep(0.02)
         fail(f"the daemon did not answer within {restart_limit:.0f} s of its start (log: {log_path})")
+
+    def restart(self):
+        """kill -9, then start again; the watchdog, which takes the same lock,
+        never sees the killed process as one that exited by itself."""
+        with self.killing:
+            self.shared_generation.value += 1
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.start()
 
     def kill(self):
         with self.killing:
@@ -380,16 +410,33 @@ SHAPES = [(shape_chain, 3), (shape_fanin, 2), (shape_thenfan, 1), (shape_listbat
           (shape_repeated, 2), (shape_flood, 2), (shape_silent, 1), (shape_halflines, 1)]
 
 
+spans = []            # (shape, start, end): which shapes ran when, to name a stall's suspects
+spans_lock = threading.Lock()
+
+
+def suspects(start, end):
+    """The shapes that ran at some moment between start and end (monotonic seconds)."""
+    now = time.monotonic()
+    with spans_lock:
+        names = sorted({name for name, s, e in spans if s <= end and (e or now) >= start})
+    return ", ".join(names) or "none"
+
+
 def worker(index):
     rng = random.Random(master.getrandbits(64))
     choices = [s for s, w in SHAPES for _ in range(w)]
     while not stop.is_set() and time.monotonic() < deadline:
         shape = rng.choice(choices)
+        span = [shape.__name__[6:], time.monotonic(), None]
+        with spans_lock:
+            spans.append(span)
         try:
             shape(rng)
         except (Closed, OSError, ValueError, TimeoutError):
-            count(shape.__name__[6:], "cut by a restart")
+            count(shape.__name__[6:], "cut short (a restart, a time-out, or cut off by the daemon)")
             time.sleep(0.2)
+        finally:
+            span[2] = time.monotonic()
 
 
 def ledger_writer():
@@ -415,33 +462,57 @@ def ledger_writer():
 
 
 probe_latencies = []
+worst_stalls = []     # (ms, sent, shapes running): the five longest waits past 100 ms
 probe_lock = threading.Lock()
 
 
-def probe():
+def probe_process(generation, answers):
+    """Asks `info` every 50 ms and sends (sent, elapsed ms) for each answer
+    given by one started daemon from the question's start to its end.
+
+    A process of its own, so that the soak's threads (parsing a 64 MiB batch
+    answer holds Python's lock for seconds) never delay its reading.
+    """
     client = None
-    generation = 0
-    while not stop.is_set() and time.monotonic() < deadline:
+    seen = -1
+    while True:
         time.sleep(0.05)
         try:
-            if client is None or generation != daemon.generation:
+            before = generation.value
+            if before % 2:
+                continue  # a daemon is starting: restoring is not a stall
+            if client is None or seen != before:
                 if client:
                     client.close()
-                generation = daemon.generation
+                seen = before
                 client = Client(timeout=stall_limit_ms / 1000 * 4)
             sent = time.monotonic()
             client.call("info")
             elapsed = (time.monotonic() - sent) * 1000
-            if generation != daemon.generation:
-                continue  # a restart came in between: not a stall of the daemon
-            with probe_lock:
-                probe_latencies.append(elapsed)
-            if elapsed > stall_limit_ms:
-                fail(f"the probe waited {elapsed:.0f} ms for info (limit {stall_limit_ms:.0f} ms)")
+            if generation.value == before:
+                answers.send((sent, elapsed))
         except (Closed, OSError, ValueError):
             if client:
                 client.close()
             client = None
+
+
+def probe():
+    """Reads the probe process's answers: a slow one fails the run, naming what ran meanwhile."""
+    while not stop.is_set() and time.monotonic() < deadline:
+        if not probe_answers.poll(0.2):
+            continue
+        sent, elapsed = probe_answers.recv()
+        with probe_lock:
+            probe_latencies.append(elapsed)
+            if elapsed > 100:
+                worst_stalls.append((elapsed, sent, suspects(sent, sent + elapsed / 1000)))
+                worst_stalls.sort(reverse=True)
+                del worst_stalls[5:]
+        if elapsed > stall_limit_ms:
+            fail(f"the probe waited {elapsed:.0f} ms for info (limit {stall_limit_ms:.0f} ms) from "
+                 f"{sent:.3f} s (CLOCK_MONOTONIC: `perf record -k mono` places it); "
+                 f"shapes running then: {suspects(sent, sent + elapsed / 1000)}")
 
 
 rss_peak = [0]
@@ -495,6 +566,10 @@ def verify(after):
         client.close()
 
 
+probe_answers, probe_sender = multiprocessing.Pipe(duplex=False)
+prober = multiprocessing.get_context("fork").Process(
+    target=probe_process, args=(daemon.shared_generation, probe_sender), daemon=True)
+prober.start()
 threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(workers)]
 threads += [threading.Thread(target=f, daemon=True) for f in (ledger_writer, probe, watchdog)]
 for t in threads:
@@ -507,9 +582,8 @@ while not stop.is_set() and time.monotonic() < deadline:
     stop.wait(max(0.0, min(pause, deadline - time.monotonic())))
     if stop.is_set() or time.monotonic() >= deadline:
         break
-    daemon.kill()
+    daemon.restart()
     kills += 1
-    daemon.start()
     if not stop.is_set():
         try:
             verify(f"after kill -9 number {kills}")
@@ -517,6 +591,7 @@ while not stop.is_set() and time.monotonic() < deadline:
             fail(f"after kill -9 number {kills}: the check could not talk to the daemon: {error}")
 
 stop.set()
+prober.terminate()
 for t in threads:
     t.join(timeout=120)
 if failure is None:
@@ -551,6 +626,8 @@ print(f"  probe: {len(latencies)} answers, p50 {pct(0.5):.2f} ms, p99 {pct(0.99)
       f"max {latencies[-1] if latencies else 0:.2f} ms, over 100 ms: {sum(1 for l in latencies if l > 100)}")
 print(f"  largest RSS {rss_peak[0] // 1024} MB; store {store_bytes / 1e6:.1f} MB; "
       f"ledger {len(ledger)} acknowledged changes checked; {len(chains)} chains checked")
+for elapsed, sent, running in worst_stalls:
+    print(f"  probe waited {elapsed:.0f} ms from {sent:.3f} s (CLOCK_MONOTONIC); shapes running: {running}")
 for (shape, outcome), n in sorted(counts.items()):
     print(f"  {shape}: {n} {outcome}")
 print("hostile-soak:", "FAILED: " + failure if failure else "passed")

@@ -610,7 +610,7 @@ final class SimulationModel {
     private func repeatedFanIn(client: Int) -> SimulationLine? {
         guard let input = existingID() else { return nil }
         let perID = JSONValue.string(input).serialized().count + 1
-        let most = options.avoiding.contains(.longTurns) ? 2_000 : 40_000
+        let most = 40_000
         let count = min(random.int(most / 20...most), (DaemonLimits().maxLineBytes - 4_096) / perID)
         let ids = Array(repeating: input, count: count)
         let id = freshID()
