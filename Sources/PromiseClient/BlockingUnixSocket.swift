@@ -90,6 +90,12 @@ final class BlockingUnixSocket {
         }
     }
 
+    /// Hands the descriptor over to the caller, who closes it; this socket is closed after.
+    func detachFileDescriptor() -> Int32 {
+        defer { fileDescriptor = -1 }
+        return fileDescriptor
+    }
+
     /// Stops sending; the peer sees end of input while we can still read.
     func shutdownWrite() {
         if fileDescriptor >= 0 { _ = shutdown(fileDescriptor, Int32(SHUT_WR)) }
