@@ -98,13 +98,13 @@ struct ConnectionStateMachine<Responder, Watcher> {
 
     /// The local watchers of one id, and the `subscribe` request that subscribed it.
     private struct Interest {
-        var watchers: [WatcherID]
+        var watchers: InlineFirstList<WatcherID>
         var subscribeRequest: Int
     }
 
     private struct WatcherEntry {
         var watcher: Watcher
-        var ids: [String]
+        var ids: InlineFirstList<String>
         /// Ids whose settlement it has not seen yet.
         var remaining: Int
     }
@@ -248,7 +248,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
         guard !unique.isEmpty else { return .finished }
         precondition(watchers[watcherID] == nil, "watcher \(watcherID) is watching already")
 
-        watchers[watcherID] = WatcherEntry(watcher: watcher, ids: unique, remaining: unique.count)
+        watchers[watcherID] = WatcherEntry(watcher: watcher, ids: InlineFirstList(unique), remaining: unique.count)
         var toSubscribe: [JSONValue] = []
         var requestID = 0
         for id in unique {
@@ -256,7 +256,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
                 interests[id]!.watchers.append(watcherID)
             } else {
                 if requestID == 0 { requestID = takeRequestID() }
-                interests[id] = Interest(watchers: [watcherID], subscribeRequest: requestID)
+                var list = InlineFirstList<WatcherID>()
+                list.append(watcherID)
+                interests[id] = Interest(watchers: list, subscribeRequest: requestID)
                 toSubscribe.append(.string(id))
             }
         }
@@ -412,7 +414,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
         var released: [JSONValue] = []
         for id in entry.ids {
             guard var interest = interests[id] else { continue }
-            interest.watchers.removeAll { $0 == watcherID }
+            interest.watchers.remove(watcherID)
             if interest.watchers.isEmpty {
                 interests[id] = nil
                 released.append(.string(id))

@@ -35,21 +35,7 @@ final class DuplexUnixSocket: Sendable {
 
     /// Writes all of `bytes`, blocking while the kernel's buffer is full.
     func writeAll(_ bytes: [UInt8]) throws(PromiseClientError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                send(fileDescriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                let err = errno
-                if err == EINTR { continue }
-                if err == EPIPE || err == ECONNRESET || err == ENOTCONN {
-                    throw PromiseClientError(.connectionClosed, "the daemon closed the connection", errno: err)
-                }
-                throw PromiseClientError.systemCall("send", errno: err)
-            }
-            offset += written
-        }
+        try BlockingUnixSocket.writeAll(bytes, to: fileDescriptor)
     }
 
     /// Reads what is there, blocking until something is.

@@ -26,15 +26,8 @@ extension PromiseConnection {
     public func promise<T: Decodable & Sendable>(_ id: String, as type: T.Type, cancellingRemote: Bool = false)
         -> Promise<T>
     {
-        let mirror = RemoteMirror<T>()
-        let watcherID = core.makeWatcherID()
-        core.watch([id], watcher: mirror, id: watcherID)
-        mirror.promise.onCancel(on: .inline) { [core] in
-            core.endWatch(watcherID)
-            if cancellingRemote && !mirror.isCancelledByRemote {
-                core.send("cancel", RemoteRequests.id(id))
-            }
-        }
+        let mirror = RemoteMirror<T>(id: id, core: core, cancellingRemote: cancellingRemote)
+        mirror.start()
         return mirror.promise
     }
 }

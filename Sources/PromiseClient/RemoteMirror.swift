@@ -3,16 +3,38 @@ import PromiseRPC
 import Synchronization
 
 /// The watcher behind ``PromiseConnection/promise(_:as:cancellingRemote:)``:
-/// settles its local promise as the daemon's settles, once.
+/// settles its local promise as the daemon's settles, once, and stops
+/// watching (or cancels the daemon's too) when the local one is cancelled.
+/// It holds what its cancel handler needs, so that the handler captures it alone.
 final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
     let promise = Promise<Value>()
+    private let id: String
+    private let core: ConnectionCore
+    private let watcherID: Int
+    private let cancellingRemote: Bool
     /// Set before the daemon's cancellation is passed on, so that the local
     /// cancel it makes is not sent back.
     private let cancelledByRemote = Atomic<Bool>(false)
 
-    init() {}
+    init(id: String, core: ConnectionCore, cancellingRemote: Bool) {
+        self.id = id
+        self.core = core
+        self.cancellingRemote = cancellingRemote
+        watcherID = core.makeWatcherID()
+    }
 
-    var isCancelledByRemote: Bool { cancelledByRemote.load(ordering: .acquiring) }
+    /// Subscribes, then listens for a local cancel.
+    func start() {
+        core.watch([id], watcher: self, id: watcherID)
+        promise.onCancel(on: .inline) { [self] in cancelledLocally() }
+    }
+
+    private func cancelledLocally() {
+        core.endWatch(watcherID)
+        if cancellingRemote && !cancelledByRemote.load(ordering: .acquiring) {
+            core.send("cancel", RemoteRequests.id(id))
+        }
+    }
 
     func settled(_ record: PromiseRecord) {
         switch record.state {

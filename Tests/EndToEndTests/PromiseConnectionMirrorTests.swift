@@ -17,10 +17,8 @@ private struct Build: Codable, Sendable, Hashable {
 struct PromiseConnectionMirrorTests {
     @Test("a mirror made before the id exists settles, typed, when another process creates and resolves it")
     func waitBeforeCreate() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let mirror = remote.promise("build/lib", as: Build.self)
         let doubled = mirror.then { build in build.warnings * 2 }
         // The subscription is in place once a later request on the connection is answered.
@@ -35,10 +33,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("a mirror of a promise settled already settles at once; rejected, it carries the reason and origin")
     func mirrorOfSettled() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("ok")
         try await remote.resolve("ok", with: "done")
         try await remote.create("bad")
@@ -51,10 +47,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("a value that does not decode rejects the mirror with a decoding error naming the id and the field")
     func valueThatDoesNotDecode() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("build/lib")
         let mirror = remote.promise("build/lib", as: Build.self)
         try await remote.resolve("build/lib", with: ["target": "lib", "warnings": "many"] as JSONValue)
@@ -69,10 +63,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("10,000 mirrors on one connection, settled from another connection, each settle once with its own value")
     func tenThousandMirrors() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let count = 10_000
         let settlements = Atomic<Int>(0)
         let mirrors = (0..<count).map { index in
@@ -100,10 +92,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("cancelling a mirror leaves the daemon's promise pending; with cancellingRemote it cancels that too")
     func cancelLocal() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("keep")
         try await remote.create("stop")
         let keep = remote.promise("keep", as: Int.self)
@@ -122,10 +112,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("a promise cancelled on the daemon cancels its mirror and what follows the mirror")
     func cancelRemote() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("job")
         let mirror = remote.promise("job", as: Int.self, cancellingRemote: true)
         let child = mirror.then { $0 + 1 }
@@ -137,10 +125,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("progress reported on the daemon becomes the mirror's progress")
     func progressToMirror() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("long")
         let mirror = remote.promise("long", as: Int.self)
         let seen = Mutex<[Double]>([])
@@ -157,10 +143,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("watch streams progress, then one settled per id, and ends after the last")
     func watchStream() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("a")
         try await remote.resolve("a", with: 1)
         let events = remote.watch(["a", "b", "a"])
@@ -181,10 +165,8 @@ struct PromiseConnectionMirrorTests {
 
     @Test("a watch refused by the daemon throws its typed error")
     func watchRefused() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let error = await #expect(throws: PromiseConnectionError.self) {
             for try await _ in remote.watch(["bad\u{1}id"]) {}
         }

@@ -14,10 +14,8 @@ import Glibc
 struct PromiseConnectionPublishTests {
     @Test("a published promise exists when publish returns, and settles with the local value for a waiting script")
     func publishResolves() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let local = Promise<[String: Int]>()
         let record = try await remote.publish(local, as: "build/lib", name: "library")
         #expect(record.state == .pending)
@@ -33,10 +31,8 @@ struct PromiseConnectionPublishTests {
 
     @Test("a local rejection rejects the id with its code and message; a local cancel cancels it")
     func publishRejectsAndCancels() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let failing = Promise<Int>()
         let stopped = Promise<Int>()
         try await remote.publish(failing, as: "failing")
@@ -54,10 +50,8 @@ struct PromiseConnectionPublishTests {
 
     @Test("cancelling the id from another process cancels the local promise and what follows it")
     func remoteCancelCancelsLocal() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let local = Promise<Int>()
         let next = local.then { $0 + 1 }
         try await remote.publish(local, as: "job")
@@ -68,10 +62,8 @@ struct PromiseConnectionPublishTests {
 
     @Test("progress reported on the local promise reaches the daemon's record")
     func progressToDaemon() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let local = Promise<Int>()
         try await remote.publish(local, as: "upload")
         local.reportProgress(0.25)
@@ -88,10 +80,8 @@ struct PromiseConnectionPublishTests {
 
     @Test("publishing on an id that is taken throws exists, and the local promise is not tied to it")
     func publishOnTakenID() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("taken")
         let local = Promise<Int>()
         let error = await #expect(throws: PromiseConnectionError.self) { try await remote.publish(local, as: "taken") }

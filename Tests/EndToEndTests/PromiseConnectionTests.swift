@@ -18,10 +18,8 @@ private struct Artifact: Codable, Sendable, Hashable {
 struct PromiseConnectionTests {
     @Test("create, resolve, get and wait answer typed records; the value reads back as the Codable struct")
     func typedRoundTrip() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         let artifact = Artifact(path: "lib/libfoo.a", bytes: 4096, tags: ["release", "x86_64"])
 
         let created = try await remote.create("build/lib", timeout: .seconds(600), lease: true, name: "library")
@@ -49,10 +47,8 @@ struct PromiseConnectionTests {
 
     @Test("reject and cancel answer records with the reason and its origin")
     func rejectAndCancel() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("a")
         try await remote.create("b")
         let rejected = try await remote.reject("a", reason: RemoteRejection(code: 2, message: "make failed"))
@@ -68,10 +64,8 @@ struct PromiseConnectionTests {
 
     @Test("the daemon's errors come as typed errors with its message; an already settled one carries the record")
     func typedErrors() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await remote.create("x")
 
         let exists = await #expect(throws: PromiseConnectionError.self) { try await remote.create("x") }
@@ -146,10 +140,8 @@ struct PromiseConnectionTests {
 
     @Test("fifty tasks share one connection, every answer reaching its own caller")
     func concurrentCallers() async throws {
-        let daemon = try E2EDaemon()
-        defer { daemon.stop() }
-        let remote = try await PromiseConnection.connect(socketPath: daemon.socketPath)
-        defer { remote.close() }
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<50 {
                 group.addTask {
@@ -165,5 +157,18 @@ struct PromiseConnectionTests {
             try await group.waitForAll()
         }
         #expect(try await remote.call("info")["promises"] == 2000)
+    }
+}
+
+extension E2EDaemon {
+    /// A fresh daemon and a PromiseConnection to it; stop and close both in a `defer`.
+    static func connected() async throws -> (E2EDaemon, PromiseConnection) {
+        let daemon = try E2EDaemon()
+        do {
+            return (daemon, try await PromiseConnection.connect(socketPath: daemon.socketPath))
+        } catch {
+            daemon.stop()
+            throw error
+        }
     }
 }
