@@ -21,9 +21,12 @@ import PromiseRPC
 /// remote.close()
 /// ```
 ///
-/// Cancelling the task that awaits a call does not withdraw the request: the
-/// daemon answers it, and the answer is dropped. Dropping the last reference
-/// to a connection closes it, as ``close()`` does.
+/// Cancelling the task that awaits a call ends the await at once with
+/// `CancellationError` but does not withdraw the request: the daemon still
+/// carries it out and answers, and the answer is dropped (a `wait` given up
+/// this way stays with the daemon until it is answered or the connection
+/// closes). Dropping the last reference to a connection closes it, as
+/// ``close()`` does.
 public final class PromiseConnection: Sendable {
     let core: ConnectionCore
 
@@ -106,23 +109,31 @@ public final class PromiseConnection: Sendable {
     }
 
     /// Sends a request and awaits its answer, turned into `T` by `decode`.
+    /// A cancelled task stops waiting at once (`CancellationError`); the
+    /// request stays sent, and its answer is dropped when it comes.
     func request<T: Sendable>(
         _ method: String, _ params: [String: JSONValue], takesLease: Bool = false,
         decode: @escaping @Sendable (JSONValue) throws(PromiseConnectionError) -> T
     ) async throws -> T {
-        try await withUnsafeThrowingContinuation { continuation in
-            core.call(method, params, takesLease: takesLease) { result in
-                switch result {
-                case .success(let json):
-                    do {
-                        continuation.resume(returning: try decode(json))
-                    } catch {
-                        continuation.resume(throwing: error)
+        let once = OnceContinuation<T>()
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { continuation in
+                once.install(continuation)
+                core.call(method, params, takesLease: takesLease) { result in
+                    switch result {
+                    case .success(let json):
+                        do {
+                            once.resume(with: .success(try decode(json)))
+                        } catch {
+                            once.resume(with: .failure(error))
+                        }
+                    case .failure(let error):
+                        once.resume(with: .failure(error))
                     }
-                case .failure(let error):
-                    continuation.resume(throwing: error)
                 }
             }
+        } onCancel: {
+            once.resume(with: .failure(CancellationError()))
         }
     }
 

@@ -121,6 +121,28 @@ struct PromiseConnectionTests {
         #expect(!other.isOpen)
     }
 
+    @Test("a cancelled task stops awaiting a wait at once; the connection serves on")
+    func cancelledAwait() async throws {
+        let (daemon, remote) = try await E2EDaemon.connected()
+        defer { remote.close(); daemon.stop() }
+        let ended = Promise<String>()
+        let waiting = Task {
+            do {
+                _ = try await remote.wait("never")
+                ended.fulfill("answered")
+            } catch is CancellationError {
+                ended.fulfill("cancelled")
+            } catch {
+                ended.fulfill("\(error)")
+            }
+        }
+        _ = try await remote.call("info")
+        waiting.cancel()
+        #expect(try ended.wait(timeout: .seconds(5)) == "cancelled")
+        try await remote.create("after")
+        #expect(try await remote.get("after").state == .pending)
+    }
+
     @Test("the promise forms serve plain threads: wait(timeout:) on each, and the core's combinators over them")
     func promiseForms() throws {
         let daemon = try E2EDaemon()
