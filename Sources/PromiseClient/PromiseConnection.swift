@@ -115,10 +115,10 @@ public final class PromiseConnection: Sendable {
         _ method: String, _ params: [String: JSONValue], takesLease: Bool = false,
         decode: @escaping @Sendable (JSONValue) throws(PromiseConnectionError) -> T
     ) async throws -> T {
-        let once = OnceContinuation<T>()
+        let once = _OnceResumer<T>()
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                once.install(continuation)
+                guard once.install(continuation) else { return }
                 core.call(method, params, takesLease: takesLease) { result in
                     switch result {
                     case .success(let json):
