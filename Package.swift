@@ -61,10 +61,11 @@ let package = Package(
             dependencies: ["Promise", "PromiseJSON"],
             swiftSettings: strictSettings
         ),
-        // The blocking client over a Unix socket: no libuv, no server code.
+        // The clients over a Unix socket: blocking (promisectl's) and async,
+        // typed (PromiseConnection); no libuv, no server code.
         .target(
             name: "PromiseClient",
-            dependencies: ["PromiseJSON", "PromiseRPC"],
+            dependencies: ["Promise", "PromiseJSON", "PromiseRPC"],
             swiftSettings: strictSettings
         ),
         // The store protocol, what it keeps (StoredPromise), the memory
@@ -173,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
+                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
                 "PromiseSQLiteStore",
                 "promised", "promisectl",
             ],

@@ -9,9 +9,8 @@ extension BlockingPromiseClient {
     /// if record.state == .rejected { print(record.reasonMessage ?? "") }
     /// ```
     public struct Record: Sendable, Hashable {
-        public enum State: String, Sendable, Hashable, CaseIterable {
-            case pending, fulfilled, rejected, cancelled
-        }
+        /// `pending`, `fulfilled`, `rejected` or `cancelled`.
+        public typealias State = PromiseRecord.State
 
         public var id: String
         public var state: State

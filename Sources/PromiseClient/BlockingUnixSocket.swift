@@ -90,6 +90,12 @@ final class BlockingUnixSocket {
         }
     }
 
+    /// Hands the descriptor over to the caller, who closes it; this socket is closed after.
+    func detachFileDescriptor() -> Int32 {
+        defer { fileDescriptor = -1 }
+        return fileDescriptor
+    }
+
     /// Stops sending; the peer sees end of input while we can still read.
     func shutdownWrite() {
         if fileDescriptor >= 0 { _ = shutdown(fileDescriptor, Int32(SHUT_WR)) }
@@ -100,15 +106,21 @@ final class BlockingUnixSocket {
         guard fileDescriptor >= 0 else {
             throw PromiseClientError(.connectionClosed, "the connection to the daemon is closed")
         }
+        try Self.writeAll(bytes, to: fileDescriptor)
+    }
+
+    /// Writes all of `bytes` to socket `fd`, blocking until the kernel took them;
+    /// a peer that closed is ``PromiseClientError/Code/connectionClosed``.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) throws(PromiseClientError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
-                send(fileDescriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
             }
             if written < 0 {
                 let err = errno
                 if err == EINTR { continue }
-                if err == EPIPE || err == ECONNRESET {
+                if err == EPIPE || err == ECONNRESET || err == ENOTCONN {
                     throw PromiseClientError(.connectionClosed, "the daemon closed the connection", errno: err)
                 }
                 throw PromiseClientError.systemCall("send", errno: err)

@@ -76,8 +76,8 @@ extension Promise {
 
 /// Resumes a continuation exactly once, whichever comes first: the promise
 /// settling or the task being cancelled (which may even come before the
-/// continuation exists).
-final class _OnceResumer<Value: Sendable>: Sendable {
+/// continuation exists). Also what PromiseClient's async calls await.
+package final class _OnceResumer<Value: Sendable>: Sendable {
     private struct State: Sendable {
         var continuation: UnsafeContinuation<Value, any Error>?
         var early: Result<Value, any Error>?
@@ -86,9 +86,11 @@ final class _OnceResumer<Value: Sendable>: Sendable {
 
     private let state = _Locked(State())
 
+    package init() {}
+
     /// Installs `continuation`; false when a result came first and it was
     /// resumed with that at once.
-    func install(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
+    package func install(_ continuation: UnsafeContinuation<Value, any Error>) -> Bool {
         let early = state.withLock { state -> Result<Value, any Error>? in
             if let early = state.early {
                 state.early = nil
@@ -103,11 +105,11 @@ final class _OnceResumer<Value: Sendable>: Sendable {
         return false
     }
 
-    var hasResumed: Bool {
+    package var hasResumed: Bool {
         state.withLock { $0.resumed }
     }
 
-    func resume(with result: Result<Value, any Error>) {
+    package func resume(with result: Result<Value, any Error>) {
         let continuation = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
             guard !state.resumed else { return nil }
             guard let continuation = state.continuation else {

@@ -1,0 +1,105 @@
+// Round trips through the daemon from Swift, one JSON line per figure:
+//
+//   swift build -c release --package-path examples/swift-client
+//   examples/swift-client/.build/release/ConnectionBench --socket SOCKET [--seconds 5] [--clients 50]
+//
+// - create+resolve pairs per second from CLIENTS tasks sharing one
+//   PromiseConnection, and from CLIENTS threads each with its own
+//   BlockingPromiseClient (the same load, the blocking way);
+// - bytes per pending mirror (`promise(_:as:)` of an id not created),
+//   over 50,000 mirrors on one connection (resident memory, so within a page).
+import Foundation
+import Promise
+import PromiseClient
+import Synchronization
+
+var socketPath: String?
+var seconds = 5.0
+var clients = 50
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--socket": socketPath = arguments.popFirst()
+    case "--seconds": seconds = arguments.popFirst().flatMap(Double.init) ?? seconds
+    case "--clients": clients = arguments.popFirst().flatMap(Int.init) ?? clients
+    default:
+        FileHandle.standardError.write(Data("usage: ConnectionBench --socket PATH [--seconds S] [--clients N]\n".utf8))
+        exit(64)
+    }
+}
+let run = "b\(ProcessInfo.processInfo.processIdentifier)"
+let duration = Duration.seconds(seconds)
+
+/// One figure as a line of bench/daemon.jsonl (scripts/bench_report.py), with its anchor if any.
+func report(_ name: String, _ value: Double, _ unit: String, better: String, anchor: String? = nil) {
+    let anchorMember = anchor.map { #","anchor":"\#($0)""# } ?? ""
+    print(#"{"name":"\#(name)","value":\#((value * 10).rounded() / 10),"unit":"\#(unit)","better":"\#(better)"\#(anchorMember)}"#)
+}
+
+/// The process's resident memory, in bytes (`/proc/self/statm`).
+func residentBytes() -> Int {
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+// Memory per pending mirror, first, on a connection of its own: resident
+// memory grows by what the mirrors take, not by what earlier work freed.
+let mirrorCount = 50_000
+let watching = try await PromiseConnection.connect(socketPath: socketPath)
+_ = try await watching.call("info")
+let before = residentBytes()
+let mirrors = (0..<mirrorCount).map { watching.promise("\(run)/m/\($0)", as: Int.self) }
+_ = try await watching.call("info")
+let after = residentBytes()
+withExtendedLifetime(mirrors) {}
+watching.close()
+
+// One async connection, CLIENTS tasks.
+let remote = try await PromiseConnection.connect(socketPath: socketPath)
+let asyncPairs = try await withThrowingTaskGroup(of: Int.self) { group in
+    let deadline = ContinuousClock.now + duration
+    for client in 0..<clients {
+        group.addTask {
+            var pairs = 0
+            while ContinuousClock.now < deadline {
+                let id = "\(run)/a\(client)/\(pairs)"
+                try await remote.create(id)
+                try await remote.resolve(id, with: 1)
+                pairs += 1
+            }
+            return pairs
+        }
+    }
+    var total = 0
+    for try await pairs in group { total += pairs }
+    return total
+}
+let asyncRate = Double(asyncPairs) / seconds
+
+// CLIENTS threads, a blocking client each.
+let blockingPairs = Atomic<Int>(0)
+let path = remote.socketPath
+let threads = (0..<clients).map { client in
+    Thread {
+        guard let connection = try? BlockingPromiseClient(socketPath: path) else { return }
+        defer { connection.close() }
+        let deadline = ContinuousClock.now + duration
+        var pairs = 0
+        while ContinuousClock.now < deadline {
+            let id = "\(run)/b\(client)/\(pairs)"
+            guard (try? connection.call("create", ["id": .string(id)])) != nil,
+                (try? connection.call("resolve", ["id": .string(id), "value": 1])) != nil
+            else { return }
+            pairs += 1
+        }
+        blockingPairs.add(pairs, ordering: .relaxed)
+    }
+}
+threads.forEach { $0.start() }
+while threads.contains(where: { !$0.isFinished }) { try await Task.sleep(for: .milliseconds(20)) }
+report("client.blocking.pairsPerSecond", Double(blockingPairs.load(ordering: .relaxed)) / seconds, "pairs/s", better: "higher")
+report("client.async.pairsPerSecond", asyncRate, "pairs/s", better: "higher", anchor: "client.blocking.pairsPerSecond")
+
+report("client.mirror.bytesPerPending", Double(after - before) / Double(mirrorCount), "bytes", better: "lower")
+remote.close()
