@@ -15,20 +15,21 @@ import PromiseStore
 extension Registry {
     /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
     /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
-    func combine(_ method: CombinatorKind, _ params: RPCParams) throws(RPCError) -> JSONValue {
+    func combine(_ method: CombinatorKind, _ params: ParamReader) throws(RegistryError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let policy = method == .all ? try params.choice("policy", of: AllPolicy.self) ?? .failFast : nil
         let stopOnFailure = try params.bool("stopOnFailure") ?? false
         if stopOnFailure && policy != .failFast {
-            throw RPCParams.invalid(
-                "stopOnFailure", "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
+            throw .invalidArgument(
+                param: "stopOnFailure",
+                reason: "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
         }
         let requested = try params.optionalPromiseID("id")
         let name = try params.string("name")
         let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
         let replace = try replaceParam(params, ifExists: ifExists)
         if replace, let requested, ids.contains(requested) {
-            throw RPCParams.invalid("id", "a combinator cannot replace one of its own inputs")
+            throw .invalidArgument(param: "id", reason: "a combinator cannot replace one of its own inputs")
         }
         var inputs: [RemotePromise] = []
         inputs.reserveCapacity(ids.count)

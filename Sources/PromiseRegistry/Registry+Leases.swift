@@ -16,14 +16,12 @@ extension Registry {
     /// by another open connection is -32003; a settled promise is -32002. A
     /// lease restored at start-up has no holder until one takes it, within
     /// the grace (``leaseGraceMilliseconds``).
-    func lease(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
+    func lease(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard entry.isPending else { throw alreadySettled(entry) }
         if let holder = entry.leaseHolder, sessions[holder] != nil {
             guard holder != call.connectionID else { return entry }
-            throw RPCError(
-                .permissionDenied, "promise \"\(entry.id)\" is leased by another connection",
-                data: ["id": .string(entry.id), "connection": .int(Int(clamping: holder))])
+            throw .leasedByAnother(id: entry.id, holder: holder)
         }
         if !entry.lease {
             entry.lease = true

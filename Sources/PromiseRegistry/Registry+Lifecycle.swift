@@ -9,7 +9,7 @@ import PromiseStore
 extension Registry {
     /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?`, `replace?` → record.
     /// A lease is held by the connection `connectionID`.
-    func create(_ params: RPCParams, connectionID: UInt64) throws(RPCError) -> RemotePromise {
+    func create(_ params: ParamReader, connectionID: UInt64) throws(RegistryError) -> RemotePromise {
         let requested = try params.optionalPromiseID("id")
         // Most creates name their id and nothing else: the other params are
         // then known to be absent, without looking each of them up.
@@ -40,7 +40,7 @@ extension Registry {
     /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
     /// `idBytes`: the id as bytes, when the caller read it so (in place of
     /// `params`' "id"; see `LentPromiseID`).
-    func resolve(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
+    func resolve(_ params: ParamReader, idBytes: UnsafeRawBufferPointer? = nil) throws(RegistryError) -> RemotePromise {
         let entry = try entry(params, idBytes: idBytes)
         guard settle(entry, .success(params["value"] ?? .null)) else { throw alreadySettled(entry) }
         return entry
@@ -48,11 +48,11 @@ extension Registry {
 
     /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
     /// The reason's `origin` is this promise, whatever the client wrote there.
-    func reject(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
+    func reject(_ params: ParamReader, idBytes: UnsafeRawBufferPointer? = nil) throws(RegistryError) -> RemotePromise {
         let entry = try entry(params, idBytes: idBytes)
         var rejection = RemoteRejection(message: "rejected")
         if let reason = params["reason"], !reason.isNull {
-            rejection = try RemoteRejection(json: reason)
+            rejection = try ParamReader.rejection(reason, param: "reason")
         }
         rejection.origin = entry.id
         guard settle(entry, .failure(rejection)) else { throw alreadySettled(entry) }
@@ -62,7 +62,7 @@ extension Registry {
     /// `cancel`: `id` → record. The core cancels pending descendants, and the
     /// parent when this was its last uncancelled child. A settled promise
     /// answers -32002, and its pending descendants are cancelled.
-    func cancel(_ params: RPCParams) throws(RPCError) -> RemotePromise {
+    func cancel(_ params: ParamReader) throws(RegistryError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard promise(of: entry).cancel() else {
             // Settled: it keeps its state, and its pending descendants are
@@ -95,10 +95,10 @@ extension Registry {
     }
 
     /// `progress`: `id`, `progress` (0…1), `message?` → record.
-    func progress(_ params: RPCParams) throws(RPCError) -> RemotePromise {
+    func progress(_ params: ParamReader) throws(RegistryError) -> RemotePromise {
         let entry = try entry(params.promiseID("id"))
         guard let fraction = try params.double("progress", in: 0...1) else {
-            throw RPCParams.invalid("progress", "missing \"progress\" (a number from 0 to 1)")
+            throw .invalidArgument(param: "progress", reason: "missing \"progress\" (a number from 0 to 1)")
         }
         let message = try params.string("message")
         guard entry.isPending else { throw alreadySettled(entry) }
@@ -122,8 +122,8 @@ extension Registry {
         }
     }
 
-    /// -32002 for `entry`, with its record as data.
-    func alreadySettled(_ entry: RemotePromise) -> RPCError {
-        RPCError(.alreadySettled, "promise \"\(entry.id)\" is already \(entry.state)", data: record(entry))
+    /// The refusal of a change to the settled `entry`, with its record now.
+    func alreadySettled(_ entry: RemotePromise) -> RegistryError {
+        .alreadySettled(id: entry.id, state: entry.state, record: record(entry))
     }
 }

@@ -12,7 +12,7 @@ extension Registry {
     /// `wait`: `id`, `timeoutMs?` → the record once settled (now, if it is);
     /// -32005 when `timeoutMs` passes first. Returns nil when the answer
     /// comes later through `call.answerLater`.
-    func wait(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise? {
+    func wait(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
         let id = try params.promiseID("id")
         let timeout = try params.milliseconds("timeoutMs")
         if let entry = entries[id], !entry.isPending { return entry }
@@ -21,18 +21,12 @@ extension Registry {
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("wait", closing: session.peer) }
         guard session.waiters.count < limits.maxWaitersPerConnection else {
-            throw RPCError(
-                .limitExceeded,
-                "too many pending waits on this connection (limit \(limits.maxWaitersPerConnection))",
-                data: ["limit": "maxWaitersPerConnection", "value": .int(limits.maxWaitersPerConnection)])
+            throw .limitExceeded(.waitsOnConnection(limits.maxWaitersPerConnection))
         }
         let awaitsCreation = entries[id] == nil
         if awaitsCreation {
             guard uncreatedWatches.waiters < limits.maxWaitersForUncreatedIDs else {
-                throw RPCError(
-                    .limitExceeded,
-                    "too many pending waits for ids not created yet (limit \(limits.maxWaitersForUncreatedIDs))",
-                    data: ["limit": "maxWaitersForUncreatedIDs", "value": .int(limits.maxWaitersForUncreatedIDs)])
+                throw .limitExceeded(.waitsForUncreatedIDs(limits.maxWaitersForUncreatedIDs))
             }
             uncreatedWatches.waiters += 1
         }
@@ -56,9 +50,7 @@ extension Registry {
         if waiter.awaitsCreation { uncreatedWatches.waiters -= 1 }
         removeWaiter(waiter)
         let id = waiter.promiseID
-        let data = entries[id].map(record) ?? ["id": .string(id)]
-        let what = entries[id] == nil ? "was not created and settled" : "did not settle"
-        waiter.answer(.failure(RPCError(.waitTimedOut, "promise \"\(id)\" \(what) within \(timeout) ms", data: data)))
+        waiter.answer(.failure(.waitTimedOut(id: id, timeoutMilliseconds: timeout, record: entries[id].map(record))))
     }
 
     /// `subscribe`: `ids` → `{"subscribed":n}` (n distinct ids). Each id gets
@@ -66,7 +58,7 @@ extension Registry {
     /// has already settled, else when it settles (created later or not), and
     /// `progress` notifications while pending. Subscribing again to an id is a
     /// no-op.
-    func subscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+    func subscribe(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("subscribe", closing: session.peer) }
@@ -81,17 +73,11 @@ extension Registry {
         }
         let added = distinct.count(where: { !isSubscribed(connectionID, to: $0) }) - settledNow.count
         guard session.subscriptionCount + added <= limits.maxSubscriptionsPerConnection else {
-            throw RPCError(
-                .limitExceeded,
-                "too many subscriptions on this connection (limit \(limits.maxSubscriptionsPerConnection))",
-                data: ["limit": "maxSubscriptionsPerConnection", "value": .int(limits.maxSubscriptionsPerConnection)])
+            throw .limitExceeded(.subscriptionsOnConnection(limits.maxSubscriptionsPerConnection))
         }
         let uncreated = distinct.count(where: { entries[$0] == nil && !isSubscribed(connectionID, to: $0) })
         guard uncreatedWatches.subscriptions + uncreated <= limits.maxSubscriptionsToUncreatedIDs else {
-            throw RPCError(
-                .limitExceeded,
-                "too many subscriptions to ids not created yet (limit \(limits.maxSubscriptionsToUncreatedIDs))",
-                data: ["limit": "maxSubscriptionsToUncreatedIDs", "value": .int(limits.maxSubscriptionsToUncreatedIDs)])
+            throw .limitExceeded(.subscriptionsToUncreatedIDs(limits.maxSubscriptionsToUncreatedIDs))
         }
         uncreatedWatches.subscriptions += uncreated
         let now = Set(settledNow)
@@ -111,7 +97,7 @@ extension Registry {
 
     /// `unsubscribe`: `ids` → `{"unsubscribed":n}`, n being how many of them
     /// this connection was subscribed to.
-    func unsubscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+    func unsubscribe(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
         let ids = try params.promiseIDs("ids")
         let session = try session(call.connectionID)
         var removed = 0
@@ -134,13 +120,9 @@ extension Registry {
     /// closed once the answer is written (``RPCPeer/closeAfterAnswer()``):
     /// refused clients that stayed would fill the reserve, and the client
     /// that would release the waiters would be refused too.
-    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RPCError {
+    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RegistryError {
         peer.closeAfterAnswer()
-        return RPCError(
-            .limitExceeded,
-            "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "
-                + "and read promises only, and cannot \(method)",
-            data: ["limit": "maxConnections", "value": .int(limits.maxConnections), "reserved": true])
+        return .reservedConnection(action: method, maxConnections: limits.maxConnections)
     }
 
     /// Promise `id` was just created: the waits and subscriptions made for it
@@ -168,9 +150,9 @@ extension Registry {
         }
     }
 
-    func session(_ connectionID: UInt64) throws(RPCError) -> RegistrySession {
+    func session(_ connectionID: UInt64) throws(RegistryError) -> RegistrySession {
         guard let session = sessions[connectionID] else {
-            throw RPCError(.internalError, "connection \(connectionID) is not open")
+            throw .connectionNotOpen(connectionID)
         }
         return session
     }

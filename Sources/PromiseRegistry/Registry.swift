@@ -262,14 +262,14 @@ public final class Registry {
     // MARK: Promises
 
     /// The promise `id`, or -32001.
-    func entry(_ id: String) throws(RPCError) -> RemotePromise {
+    func entry(_ id: String) throws(RegistryError) -> RemotePromise {
         guard let entry = entries[id] else { throw Self.noSuchPromise(id) }
         return entry
     }
 
     /// The promise a request names: by `idBytes` when given (a valid id,
     /// read as bytes), else by `params`' "id".
-    func entry(_ params: RPCParams, idBytes: UnsafeRawBufferPointer?) throws(RPCError) -> RemotePromise {
+    func entry(_ params: ParamReader, idBytes: UnsafeRawBufferPointer?) throws(RegistryError) -> RemotePromise {
         guard let idBytes else { return try entry(params.promiseID("id")) }
         guard let entry = entries[bytes: idBytes] else {
             throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
@@ -277,18 +277,16 @@ public final class Registry {
         return entry
     }
 
-    private static func noSuchPromise(_ id: String) -> RPCError {
-        RPCError(.noSuchPromise, "no promise with id \"\(id)\"", data: ["id": .string(id)])
+    private static func noSuchPromise(_ id: String) -> RegistryError {
+        .noSuchPromise(id: id)
     }
 
     /// Throws -32004 when `count` more promises would pass `limits.maxPromises`,
     /// once the oldest settled promises have made what room they can.
-    func reserve(_ count: Int = 1) throws(RPCError) {
+    func reserve(_ count: Int = 1) throws(RegistryError) {
         if entries.count + count > limits.maxPromises { makeRoom(for: count) }
         guard entries.count + count <= limits.maxPromises else {
-            throw RPCError(
-                .limitExceeded, "too many promises (limit \(limits.maxPromises))",
-                data: ["limit": "maxPromises", "value": .int(limits.maxPromises)])
+            throw .limitExceeded(.promises(limits.maxPromises))
         }
     }
 
@@ -299,7 +297,7 @@ public final class Registry {
     /// would; a pending one, or one a pending promise needs, is not (-32006).
     func claim(
         _ requested: String?, ifExists: String, replace: Bool = false
-    ) throws(RPCError) -> (id: String, existing: RemotePromise?) {
+    ) throws(RegistryError) -> (id: String, existing: RemotePromise?) {
         guard let requested else { return (generateID(), nil) }
         if let existing = entries[requested] {
             if ifExists == "get" { return (requested, existing) }
@@ -307,9 +305,7 @@ public final class Registry {
                 try forgetToReplace(existing)
                 return (requested, nil)
             }
-            throw RPCError(
-                .alreadyExists, "a promise with id \"\(requested)\" already exists",
-                data: ["id": .string(requested), "state": .string(existing.state)])
+            throw .alreadyExists(id: requested, state: existing.state, conflict: .taken)
         }
         return (requested, nil)
     }
