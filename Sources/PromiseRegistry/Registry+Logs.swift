@@ -122,13 +122,10 @@ extension Registry {
         text.append(contentsOf: bytes)
         text.removeLast(UTF8Boundary.incompleteSuffixLength(text))
         guard !text.isEmpty else { return }
-        let params: JSONValue = [
-            "id": .string(id), "stream": .string(stream.rawValue),
-            "data": .string(String(decoding: text, as: UTF8.self)),
-            "offset": .int(log[stream].total.saturatingAdd(skipped) - carry.count),
-        ]
-        let notification = JSONRPCResponse.notification("log", params).serializedLine()
-        for session in log.followers.values { session.push(line: notification) }
+        let event = RegistryEvent.log(
+            id: id, stream: stream, text: String(decoding: text, as: UTF8.self),
+            offset: log[stream].total.saturatingAdd(skipped) - carry.count)
+        events?.send(event, to: log.followers.values)
     }
 
     // MARK: Methods

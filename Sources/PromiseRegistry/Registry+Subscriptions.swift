@@ -89,8 +89,7 @@ extension Registry {
         }
         for id in settledNow {
             guard let entry = entries[id] else { continue }
-            let notification = settledNotification(entry)
-            deferred.append { [weak session] in session?.push(line: notification) }
+            events?.send(.settled(entry), afterAnswerTo: session)
         }
         return ["subscribed": .int(distinct.count)]
     }

@@ -74,6 +74,8 @@ public final class Registry {
     var nextGeneratedID = 1
     /// Pushes to send once the current answer is out (see ``endAnswer()``).
     @exclusivity(unchecked) var deferred: [() -> Void] = []
+    /// Where settled, progress and log events go; nil drops them.
+    var events: (any RegistryEventSink)?
     /// Milliseconds since 1970, for `created`, `settled` and deadlines.
     /// Read at every creation and settlement: unchecked, as the maps above.
     @exclusivity(unchecked) var now: () -> Int64 = Registry.wallClockMilliseconds
@@ -557,22 +559,6 @@ public final class Registry {
         }
     }
 
-    /// The `settled` notification of `entry`, its record written as text, as a line.
-    func settledNotification(_ entry: RemotePromise) -> [UInt8] {
-        let now = now()
-        let maxChildren = limits.maxRecordChildren
-        let valueText = valueText(of: entry)
-        return JSONTextBuffer.line { text in
-            JSONObjectWriter.append(to: &text) { object in
-                object.string("jsonrpc", "2.0")
-                object.string("method", "settled")
-                object.json("params") {
-                    entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
-                }
-            }
-        }
-    }
-
     // MARK: Settlement and progress
 
     /// Runs (on the loop) once `entry` has settled: stops its timer, ends its
@@ -606,14 +592,13 @@ public final class Registry {
             }
         }
         if !subscribers.isEmpty, let subscribed = subscribers.removeValue(forKey: entry.id) {
-            let notification = settledNotification(entry)
             for (connectionID, session) in subscribed {
                 session.endedSubscriptions += 1
                 if session.endedSubscriptions > max(64, session.subscriptionCount) {
                     dropEndedSubscriptions(of: session, connectionID)
                 }
-                session.push(line: notification)
             }
+            events?.send(.settled(entry), to: subscribed.values)
         }
     }
 
@@ -650,12 +635,7 @@ public final class Registry {
     /// pending: tells its subscribers, unless they have been told it settled.
     func didProgress(_ entry: RemotePromise, _ fraction: Double) {
         guard !entry.settlementHandled, let subscribed = subscribers[entry.id] else { return }
-        var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
-        if let message = entry.progressMessage { params["message"] = .string(message) }
-        let notification = JSONRPCResponse.notification("progress", .object(params)).serializedLine()
-        for session in subscribed.values {
-            session.push(line: notification)
-        }
+        events?.send(.progress(id: entry.id, fraction: fraction, message: entry.progressMessage), to: subscribed.values)
     }
 
     /// Whether connection `connectionID` is subscribed to `id` now.

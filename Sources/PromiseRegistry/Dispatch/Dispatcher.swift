@@ -47,6 +47,7 @@ public final class Dispatcher: RPCHandler {
         self.registry = registry
         self.limits = limits
         self.logger = logger
+        registry.events = NotificationWriter(registry: registry)
     }
 
     /// Number of open connections.
