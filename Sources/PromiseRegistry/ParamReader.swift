@@ -69,15 +69,6 @@ struct ParamReader {
         try read { () throws(RPCError) in try params.stringMap(key) }
     }
 
-    /// A rejection reason as `reject` takes it, from the param `key`'s `value`.
-    static func rejection(_ value: JSONValue, param key: String) throws(RegistryError) -> RemoteRejection {
-        do {
-            return try RemoteRejection(json: value, param: key)
-        } catch {
-            throw refusal(error)
-        }
-    }
-
     private func read<T>(_ body: () throws(RPCError) -> T) throws(RegistryError) -> T {
         do {
             return try body()

@@ -26,7 +26,7 @@ extension Registry {
         }
         let requested = try params.optionalPromiseID("id")
         let name = try params.string("name")
-        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let ifExists = try params.choice("ifExists", of: IfExists.self) ?? .error
         let replace = try replaceParam(params, ifExists: ifExists)
         if replace, let requested, ids.contains(requested) {
             throw .invalidArgument(param: "id", reason: "a combinator cannot replace one of its own inputs")

@@ -16,9 +16,9 @@ extension Registry {
     /// the page ends short, even empty, with a cursor to go on from.
     static let listScanAllowance = 1_000
 
-    /// `get`: `id` → record.
-    func get(_ params: ParamReader) throws(RegistryError) -> RemotePromise {
-        try entry(params.promiseID("id"))
+    /// `get` of promise `id` → the promise.
+    func get(id: String) throws(RegistryError) -> RemotePromise {
+        try entry(id)
     }
 
     /// `list`: `state?`, `prefix?`, `parent?`, `limit?`, `cursor?` →

@@ -6,11 +6,9 @@ import PromiseRPC
 /// before (docs/PROTOCOL.md, "create").
 extension Registry {
     /// Reads `replace` and refuses it beside `ifExists: "get"`, which asks for the opposite.
-    func replaceParam(_ params: ParamReader, ifExists: String) throws(RegistryError) -> Bool {
+    func replaceParam(_ params: ParamReader, ifExists: IfExists) throws(RegistryError) -> Bool {
         let replace = try params.bool("replace") ?? false
-        if replace && ifExists == "get" {
-            throw .invalidArgument(param: "replace", reason: "\"replace\" and \"ifExists\": \"get\" exclude each other")
-        }
+        try ifExists.check(replace: replace)
         return replace
     }
 

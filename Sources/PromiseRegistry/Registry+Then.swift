@@ -25,7 +25,7 @@ extension Registry {
         let argv = try params.strings("exec")
         let cwd = try params.string("cwd")
         let env = try params.stringMap("env")
-        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let ifExists = try params.choice("ifExists", of: IfExists.self) ?? .error
         let retry = try params.int("retry", in: 0...Self.maxRetries)
         let retryDelay = try params.int("retryDelayMs", in: 0...Self.maxRetryDelayMilliseconds)
         if let argv, argv.first?.isEmpty ?? true {

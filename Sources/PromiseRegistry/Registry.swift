@@ -269,14 +269,17 @@ public final class Registry {
         return entry
     }
 
-    /// The promise a request names: by `idBytes` when given (a valid id,
-    /// read as bytes), else by `params`' "id".
-    func entry(_ params: ParamReader, idBytes: UnsafeRawBufferPointer?) throws(RegistryError) -> RemotePromise {
-        guard let idBytes else { return try entry(params.promiseID("id")) }
-        guard let entry = entries[bytes: idBytes] else {
-            throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
+    /// The promise `reference` names.
+    func entry(_ reference: PromiseReference) throws(RegistryError) -> RemotePromise {
+        switch reference {
+        case .id(let id):
+            return try entry(id)
+        case .lentBytes(let idBytes):
+            guard let entry = entries[bytes: idBytes] else {
+                throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
+            }
+            return entry
         }
-        return entry
     }
 
     private static func noSuchPromise(_ id: String) -> RegistryError {
@@ -298,11 +301,11 @@ public final class Registry {
     /// `replace`, a settled promise of that id is forgotten first, as `forget`
     /// would; a pending one, or one a pending promise needs, is not (-32006).
     func claim(
-        _ requested: String?, ifExists: String, replace: Bool = false
+        _ requested: String?, ifExists: IfExists, replace: Bool = false
     ) throws(RegistryError) -> (id: String, existing: RemotePromise?) {
         guard let requested else { return (generateID(), nil) }
         if let existing = entries[requested] {
-            if ifExists == "get" { return (requested, existing) }
+            if ifExists == .get { return (requested, existing) }
             if replace {
                 try forgetToReplace(existing)
                 return (requested, nil)
