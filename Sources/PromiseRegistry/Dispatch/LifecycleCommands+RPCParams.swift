@@ -19,12 +19,10 @@ extension CreateCommand {
         let lease = try params.bool("lease") ?? false
         let ifExists = try params.choice("ifExists", of: IfExists.self) ?? .error
         let replace = try params.bool("replace") ?? false
-        do {
-            try self.init(
+        self = try refusing { () throws(RegistryError) in
+            try CreateCommand(
                 id: requested, name: name, timeoutMilliseconds: timeout, lease: lease, ifExists: ifExists,
                 replace: replace)
-        } catch {
-            throw RPCError(error)
         }
     }
 }

@@ -33,3 +33,13 @@ extension RPCError {
         }
     }
 }
+
+/// Runs `body`, a check of the registry's, and throws what it refuses as
+/// its JSON-RPC error.
+func refusing<T>(_ body: () throws(RegistryError) -> T) throws(RPCError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw RPCError(error)
+    }
+}
