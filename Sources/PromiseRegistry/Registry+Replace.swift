@@ -13,7 +13,7 @@ extension Registry {
     }
 
     /// Forgets the settled `existing` so that its id may be made again, or
-    /// says why not (-32006): it is pending, or a pending promise needs it.
+    /// says why not (alreadyExists): it is pending, or a pending promise needs it.
     func forgetToReplace(_ existing: RemotePromise) throws(RegistryError) {
         if existing.isPending {
             throw .alreadyExists(id: existing.id, state: existing.state, conflict: .pending)

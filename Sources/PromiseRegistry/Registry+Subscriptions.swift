@@ -9,12 +9,10 @@ import PromiseStore
 /// a script can wait for, or subscribe to, a well-known name another script
 /// will create later.
 extension Registry {
-    /// `wait`: `id`, `timeoutMs?` → the record once settled (now, if it is);
-    /// -32005 when `timeoutMs` passes first. Returns nil when the answer
-    /// comes later through `call.answerLater`.
-    func wait(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
-        let id = try params.promiseID("id")
-        let timeout = try params.milliseconds("timeoutMs")
+    /// `wait` for promise `id` → the promise once settled (now, if it is);
+    /// waitTimedOut when `timeout` milliseconds pass first. Returns nil when
+    /// the answer comes later through `call.answerLater`.
+    func wait(id: String, timeout: UInt64?, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
         if let entry = entries[id], !entry.isPending { return entry }
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
@@ -53,13 +51,12 @@ extension Registry {
         waiter.answer(.failure(.waitTimedOut(id: id, timeoutMilliseconds: timeout, record: entries[id].map(record))))
     }
 
-    /// `subscribe`: `ids` → `{"subscribed":n}` (n distinct ids). Each id gets
+    /// `subscribe` to `ids` → how many distinct ids they are. Each id gets
     /// exactly one `settled` notification: right after this answer when it
     /// has already settled, else when it settles (created later or not), and
     /// `progress` notifications while pending. Subscribing again to an id is a
     /// no-op.
-    func subscribe(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
-        let ids = try params.promiseIDs("ids")
+    func subscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("subscribe", closing: session.peer) }
         var distinct: [String] = []
@@ -91,13 +88,12 @@ extension Registry {
             guard let entry = entries[id] else { continue }
             events?.send(.settled(entry), afterAnswerTo: session)
         }
-        return ["subscribed": .int(distinct.count)]
+        return distinct.count
     }
 
-    /// `unsubscribe`: `ids` → `{"unsubscribed":n}`, n being how many of them
-    /// this connection was subscribed to.
-    func unsubscribe(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
-        let ids = try params.promiseIDs("ids")
+    /// `unsubscribe` from `ids` → how many of them this connection was
+    /// subscribed to.
+    func unsubscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         var removed = 0
         for id in ids where session.subscribedIDs.remove(id) != nil {
@@ -109,13 +105,13 @@ extension Registry {
                 session.endedSubscriptions -= 1
             }
         }
-        return ["unsubscribed": .int(removed)]
+        return removed
     }
 
-    /// -32004 for a request that would hold the daemon's resources on a
+    /// The refusal of a request that would hold the daemon's resources on a
     /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
-    /// `data.limit` is "maxConnections", as for a refused connection: to a
-    /// client both mean "the daemon is full, try later". The connection is
+    /// On the wire its limit is "maxConnections", as for a refused connection:
+    /// to a client both mean "the daemon is full, try later". The connection is
     /// closed once the answer is written (``RPCPeer/closeAfterAnswer()``):
     /// refused clients that stayed would fill the reserve, and the client
     /// that would release the waiters would be refused too.

@@ -263,7 +263,7 @@ public final class Registry {
 
     // MARK: Promises
 
-    /// The promise `id`, or -32001.
+    /// The promise `id`, or noSuchPromise.
     func entry(_ id: String) throws(RegistryError) -> RemotePromise {
         guard let entry = entries[id] else { throw Self.noSuchPromise(id) }
         return entry
@@ -286,7 +286,7 @@ public final class Registry {
         .noSuchPromise(id: id)
     }
 
-    /// Throws -32004 when `count` more promises would pass `limits.maxPromises`,
+    /// Throws limitExceeded when `count` more promises would pass `limits.maxPromises`,
     /// once the oldest settled promises have made what room they can.
     func reserve(_ count: Int = 1) throws(RegistryError) {
         if entries.count + count > limits.maxPromises { makeRoom(for: count) }
@@ -296,10 +296,10 @@ public final class Registry {
     }
 
     /// Picks the id for a new promise: the client's, unless it is taken and
-    /// `ifExists` is "get" (the existing record is returned) or "error" (-32006).
+    /// `ifExists` is `.get` (the existing record is returned) or `.error` (alreadyExists).
     /// `existing` is nil when a new promise is to be made under `id`. With
     /// `replace`, a settled promise of that id is forgotten first, as `forget`
-    /// would; a pending one, or one a pending promise needs, is not (-32006).
+    /// would; a pending one, or one a pending promise needs, is not (alreadyExists).
     func claim(
         _ requested: String?, ifExists: IfExists, replace: Bool = false
     ) throws(RegistryError) -> (id: String, existing: RemotePromise?) {
