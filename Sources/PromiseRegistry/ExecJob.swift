@@ -148,15 +148,15 @@ extension ProcessSpec {
     /// written, so a name `PATH=/evil:` set `PATH` instead of itself.
     ///
     /// ```swift
-    /// ProcessSpec(argv: ["sh", "-c", "echo A\u{0}; echo B"]).problem?.data   // {"param":"exec"}
-    /// ProcessSpec(argv: ["env"], env: ["PATH=/evil:": "x"]).problem?.data  // {"param":"env"}
+    /// ProcessSpec(argv: ["sh", "-c", "echo A\u{0}; echo B"]).problem?.param   // "exec"
+    /// ProcessSpec(argv: ["env"], env: ["PATH=/evil:": "x"]).problem?.param  // "env"
     /// ```
-    var problem: RPCError? {
+    var problem: (param: String, reason: String)? {
         if let argument = argv.first(where: { Self.holds(0, $0) }) {
-            return RPCParams.invalid("exec", "\"exec\" must not hold a NUL character (in \(Self.shown(argument)))")
+            return (param: "exec", reason: "\"exec\" must not hold a NUL character (in \(Self.shown(argument)))")
         }
         if let cwd, Self.holds(0, cwd) {
-            return RPCParams.invalid("cwd", "\"cwd\" must not hold a NUL character")
+            return (param: "cwd", reason: "\"cwd\" must not hold a NUL character")
         }
         // Every `then … exec` step sends its shell's whole environment: find
         // the faulty variables first, then name the first of them by name
@@ -167,10 +167,10 @@ extension ProcessSpec {
         let faulty = env.lazy.filter { name, value in isFaultyName(name) || Self.holds(0, value) }
         if let (name, _) = faulty.min(by: { $0.key < $1.key }) {
             if isFaultyName(name) {
-                return RPCParams.invalid(
-                    "env", "\"env\" names must be non-empty, without \"=\" or NUL (not \(Self.shown(name)))")
+                return (
+                    param: "env", reason: "\"env\" names must be non-empty, without \"=\" or NUL (not \(Self.shown(name)))")
             }
-            return RPCParams.invalid("env", "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
+            return (param: "env", reason: "\"env\" values must not hold a NUL character (in \(Self.shown(name)))")
         }
         return nil
     }

@@ -38,12 +38,13 @@ extension Registry {
     /// {"jsonrpc":"2.0","id":1,"method":"cancelPrefix","params":{"prefix":"build/"}}
     /// → {"cancelled":21,"cursor":null}
     /// ```
-    func cancelPrefix(_ params: RPCParams, slice: TurnBudget = .unbounded) throws(RPCError) -> JSONValue {
+    func cancelPrefix(_ params: ParamReader, slice: TurnBudget = .unbounded) throws(RegistryError) -> JSONValue {
         guard let prefix = try params.string("prefix") else {
-            throw RPCParams.invalid("prefix", "missing \"prefix\"")
+            throw .invalidArgument(param: "prefix", reason: "missing \"prefix\"")
         }
         guard !prefix.isEmpty else {
-            throw RPCParams.invalid("prefix", "\"prefix\" must not be empty: it would cancel every pending promise")
+            throw .invalidArgument(
+                param: "prefix", reason: "\"prefix\" must not be empty: it would cancel every pending promise")
         }
         let start = try prefixScanStart(params, method: "cancelPrefix")
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.cancelPrefixScanAllowance)
@@ -80,10 +81,11 @@ extension Registry {
 
     /// Where a prefix scan (`cancelPrefix`, `forget` with `prefix`) starts in
     /// `order`: after the sequence number its `cursor` names, else at the start.
-    func prefixScanStart(_ params: RPCParams, method: String) throws(RPCError) -> Int {
+    func prefixScanStart(_ params: ParamReader, method: String) throws(RegistryError) -> Int {
         guard let cursor = try params.string("cursor") else { return 0 }
         guard let last = Int(cursor), last >= 0 else {
-            throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier \(method)")
+            throw .invalidArgument(
+                param: "cursor", reason: "\"cursor\" must be a cursor returned by an earlier \(method)")
         }
         return firstIndex(after: last)
     }

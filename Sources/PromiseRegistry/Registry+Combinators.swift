@@ -13,36 +13,24 @@ import PromiseStore
 /// value too large) names the combinator as its `origin`; a reason it passes
 /// on (`all` fail-fast, `race`) keeps the origin it has.
 extension Registry {
-    /// `all`, `any`, `race`, `allSettled`: `ids`, `policy?` and
-    /// `stopOnFailure?` (`all` only), `id?`, `name?`, `ifExists?`, `replace?` → the new record.
-    func combine(_ method: CombinatorKind, _ params: RPCParams) throws(RPCError) -> JSONValue {
-        let ids = try params.promiseIDs("ids")
-        let policy = method == .all ? try params.choice("policy", of: AllPolicy.self) ?? .failFast : nil
-        let stopOnFailure = try params.bool("stopOnFailure") ?? false
-        if stopOnFailure && policy != .failFast {
-            throw RPCParams.invalid(
-                "stopOnFailure", "\"stopOnFailure\" needs an all with the fail-fast policy: the others wait for every input")
-        }
-        let requested = try params.optionalPromiseID("id")
-        let name = try params.string("name")
-        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
-        let replace = try replaceParam(params, ifExists: ifExists)
-        if replace, let requested, ids.contains(requested) {
-            throw RPCParams.invalid("id", "a combinator cannot replace one of its own inputs")
-        }
+    /// `all`, `any`, `race`, `allSettled` → the new promise, or the existing
+    /// one for `ifExists: .get`.
+    func combine(_ command: CombineCommand) throws(RegistryError) -> RemotePromise {
+        let ids = command.inputIDs
         var inputs: [RemotePromise] = []
         inputs.reserveCapacity(ids.count)
         for id in ids { inputs.append(try entry(id)) }
-        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
-        if let existing { return record(existing) }
+        let (id, existing) = try claim(command.id, ifExists: command.ifExists, replace: command.replace)
+        if let existing { return existing }
         try reserve()
 
+        let (kind, policy, stopOnFailure) = (command.kind, command.policy, command.stopOnFailure)
         let entry = register(
-            combined(method, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
-            id: id, kind: .combinator(method), inputIDs: ids, name: name)
+            combined(kind, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
+            id: id, kind: .combinator(kind), inputIDs: ids, name: command.name)
         entry.policy = policy
         entry.stopOnFailure = stopOnFailure
-        return record(entry)
+        return entry
     }
 
     /// The core combinator `method` (with `policy`, for `all`) over `inputs`:

@@ -25,9 +25,10 @@ extension Registry {
     /// a then child that shares its parent's value is dropped before the
     /// parent is looked at. A non-null `cursor` means promises remain to be
     /// looked at: call again with it until it is null.
-    func forgetPrefix(_ params: RPCParams, prefix: String) throws(RPCError) -> JSONValue {
+    func forgetPrefix(_ params: ParamReader, prefix: String) throws(RegistryError) -> JSONValue {
         guard !prefix.isEmpty else {
-            throw RPCParams.invalid("prefix", "\"prefix\" must not be empty: it would forget every settled promise")
+            throw .invalidArgument(
+                param: "prefix", reason: "\"prefix\" must not be empty: it would forget every settled promise")
         }
         let start = try prefixScanStart(params, method: "forget")
         var matched: [RemotePromise] = []

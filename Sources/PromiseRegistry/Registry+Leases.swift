@@ -9,21 +9,19 @@ import PromiseStore
 /// lease of a pending promise, and the grace after a restart during which
 /// the leases of the old daemon's connections wait to be taken back.
 extension Registry {
-    /// `lease`: `id` → record. Makes the calling connection the holder of
+    /// `lease` of promise `id` → the promise. Makes the calling connection the holder of
     /// the pending promise `id`: it is rejected when that connection closes
     /// while it is pending, as if it had been made with `create … lease: true`.
     /// Taking a lease already held by the caller changes nothing; a lease held
-    /// by another open connection is -32003; a settled promise is -32002. A
-    /// lease restored at start-up has no holder until one takes it, within
-    /// the grace (``leaseGraceMilliseconds``).
-    func lease(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params.promiseID("id"))
+    /// by another open connection is refused (leasedByAnother), and so is a
+    /// settled promise (alreadySettled). A lease restored at start-up has no
+    /// holder until one takes it, within the grace (``leaseGraceMilliseconds``).
+    func lease(id: String, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
+        let entry = try entry(id)
         guard entry.isPending else { throw alreadySettled(entry) }
         if let holder = entry.leaseHolder, sessions[holder] != nil {
             guard holder != call.connectionID else { return entry }
-            throw RPCError(
-                .permissionDenied, "promise \"\(entry.id)\" is leased by another connection",
-                data: ["id": .string(entry.id), "connection": .int(Int(clamping: holder))])
+            throw .leasedByAnother(id: entry.id, holder: holder)
         }
         if !entry.lease {
             entry.lease = true

@@ -7,29 +7,20 @@ import PromiseStore
 /// promises (docs/PROTOCOL.md, "Methods"). Each answers with the promise's
 /// record, which the dispatcher writes (`recordJSON`).
 extension Registry {
-    /// `create`: `id?`, `name?`, `timeoutMs?`, `lease?`, `ifExists?`, `replace?` → record.
+    /// `create` → the new promise, or the existing one for `ifExists: .get`.
     /// A lease is held by the connection `connectionID`.
-    func create(_ params: RPCParams, connectionID: UInt64) throws(RPCError) -> RemotePromise {
-        let requested = try params.optionalPromiseID("id")
-        // Most creates name their id and nothing else: the other params are
-        // then known to be absent, without looking each of them up.
-        let onlyID = params.count == (requested == nil ? 0 : 1)
-        let name = onlyID ? nil : try params.string("name")
-        let timeout = onlyID ? nil : try params.milliseconds("timeoutMs")
-        let lease = onlyID ? false : try params.bool("lease") ?? false
-        let ifExists = onlyID ? "error" : try params.choice("ifExists", ["error", "get"]) ?? "error"
-        let replace = onlyID ? false : try replaceParam(params, ifExists: ifExists)
-        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
+    func create(_ command: CreateCommand, connectionID: UInt64) throws(RegistryError) -> RemotePromise {
+        let (id, existing) = try claim(command.id, ifExists: command.ifExists, replace: command.replace)
         if let existing { return existing }
         try reserve()
-        let entry = register(nil, id: id, kind: .created, name: name)
-        if let timeout {
+        let entry = register(nil, id: id, kind: .created, name: command.name)
+        if let timeout = command.timeoutMilliseconds {
             entry.timeoutMilliseconds = timeout
             let (deadline, overflow) = entry.created.addingReportingOverflow(Int64(clamping: timeout))
             entry.deadline = overflow ? .max : deadline
             armTimeout(entry, afterMilliseconds: timeout)
         }
-        if lease {
+        if command.lease {
             entry.lease = true
             entry.leaseHolder = connectionID
             sessions[connectionID]?.leases.insert(id)
@@ -37,33 +28,29 @@ extension Registry {
         return entry
     }
 
-    /// `resolve`: `id`, `value` (null when absent) → record; -32002 when settled.
-    /// `idBytes`: the id as bytes, when the caller read it so (in place of
-    /// `params`' "id"; see `LentPromiseID`).
-    func resolve(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params, idBytes: idBytes)
-        guard settle(entry, .success(params["value"] ?? .null)) else { throw alreadySettled(entry) }
+    /// `resolve` → the fulfilled promise; alreadySettled when it was settled.
+    func resolve(_ command: ResolveCommand) throws(RegistryError) -> RemotePromise {
+        let entry = try entry(command.promise)
+        guard settle(entry, .success(command.value)) else { throw alreadySettled(entry) }
         return entry
     }
 
-    /// `reject`: `id`, `reason` (object or string; "rejected" when absent) → record.
+    /// `reject` → the rejected promise; alreadySettled when it was settled.
     /// The reason's `origin` is this promise, whatever the client wrote there.
-    func reject(_ params: RPCParams, idBytes: UnsafeRawBufferPointer? = nil) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params, idBytes: idBytes)
-        var rejection = RemoteRejection(message: "rejected")
-        if let reason = params["reason"], !reason.isNull {
-            rejection = try RemoteRejection(json: reason)
-        }
+    func reject(_ command: RejectCommand) throws(RegistryError) -> RemotePromise {
+        let entry = try entry(command.promise)
+        var rejection = command.reason ?? RemoteRejection(message: "rejected")
         rejection.origin = entry.id
         guard settle(entry, .failure(rejection)) else { throw alreadySettled(entry) }
         return entry
     }
 
-    /// `cancel`: `id` → record. The core cancels pending descendants, and the
-    /// parent when this was its last uncancelled child. A settled promise
-    /// answers -32002, and its pending descendants are cancelled.
-    func cancel(_ params: RPCParams) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params.promiseID("id"))
+    /// `cancel` of promise `id` → the promise. The core cancels pending
+    /// descendants, and the parent when this was its last uncancelled child.
+    /// A settled promise is refused (alreadySettled), and its pending
+    /// descendants are cancelled.
+    func cancel(id: String) throws(RegistryError) -> RemotePromise {
+        let entry = try entry(id)
         guard promise(of: entry).cancel() else {
             // Settled: it keeps its state, and its pending descendants are
             // cancelled all the same (RXPromise's rule, the pinned `cancel`):
@@ -94,15 +81,12 @@ extension Registry {
         }
     }
 
-    /// `progress`: `id`, `progress` (0…1), `message?` → record.
-    func progress(_ params: RPCParams) throws(RPCError) -> RemotePromise {
-        let entry = try entry(params.promiseID("id"))
-        guard let fraction = try params.double("progress", in: 0...1) else {
-            throw RPCParams.invalid("progress", "missing \"progress\" (a number from 0 to 1)")
-        }
-        let message = try params.string("message")
+    /// `progress` → the promise, its progress the highest reported.
+    func progress(_ command: ProgressCommand) throws(RegistryError) -> RemotePromise {
+        let entry = try entry(command.id)
+        let fraction = command.fraction
         guard entry.isPending else { throw alreadySettled(entry) }
-        if let message { entry.progressMessage = message }
+        if let message = command.message { entry.progressMessage = message }
         // The core keeps the highest fraction reported; storing a lower one
         // would let the record go back at the next restart.
         entry.reportedProgress = max(entry.reportedProgress ?? 0, fraction)
@@ -122,8 +106,8 @@ extension Registry {
         }
     }
 
-    /// -32002 for `entry`, with its record as data.
-    func alreadySettled(_ entry: RemotePromise) -> RPCError {
-        RPCError(.alreadySettled, "promise \"\(entry.id)\" is already \(entry.state)", data: record(entry))
+    /// The refusal of a change to the settled `entry`, with its record now.
+    func alreadySettled(_ entry: RemotePromise) -> RegistryError {
+        .alreadySettled(id: entry.id, state: entry.state, record: record(entry))
     }
 }

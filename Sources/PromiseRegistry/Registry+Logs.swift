@@ -122,13 +122,10 @@ extension Registry {
         text.append(contentsOf: bytes)
         text.removeLast(UTF8Boundary.incompleteSuffixLength(text))
         guard !text.isEmpty else { return }
-        let params: JSONValue = [
-            "id": .string(id), "stream": .string(stream.rawValue),
-            "data": .string(String(decoding: text, as: UTF8.self)),
-            "offset": .int(log[stream].total.saturatingAdd(skipped) - carry.count),
-        ]
-        let notification = JSONRPCResponse.notification("log", params).serializedLine()
-        for session in log.followers.values { session.push(line: notification) }
+        let event = RegistryEvent.log(
+            id: id, stream: stream, text: String(decoding: text, as: UTF8.self),
+            offset: log[stream].total.saturatingAdd(skipped) - carry.count)
+        events?.send(event, to: log.followers.values)
     }
 
     // MARK: Methods
@@ -137,13 +134,13 @@ extension Registry {
     /// `skipped?` (bytes of the stream lost before `data`) → `{"stdoutBytes","stderrBytes"}`:
     /// adds output to a pending promise's log (`promisectl run` sends its
     /// command's output this way).
-    func log(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func log(_ params: ParamReader) throws(RegistryError) -> JSONValue {
         let id = try params.promiseID("id")
         guard let streamName = try params.choice("stream", StepStream.allCases.map(\.rawValue)),
               let stream = StepStream(rawValue: streamName)
-        else { throw RPCParams.invalid("stream", "\"stream\" is required: \"stdout\" or \"stderr\"") }
+        else { throw .invalidArgument(param: "stream", reason: "\"stream\" is required: \"stdout\" or \"stderr\"") }
         guard let data = try params.string("data") else {
-            throw RPCParams.invalid("data", "\"data\" is required: the output, as a string")
+            throw .invalidArgument(param: "data", reason: "\"data\" is required: the output, as a string")
         }
         let skipped = try params.int("skipped", in: 0...(1 << 53)) ?? 0
         let entry = try entry(id)
@@ -157,7 +154,7 @@ extension Registry {
     /// With `follow` and a pending promise, each chunk written from now on
     /// is sent to this connection as a `log` notification, until the
     /// promise settles or the connection closes.
-    func logs(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+    func logs(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
         let id = try params.promiseID("id")
         let follow = try params.bool("follow") ?? false
         let entry = try entry(id)
@@ -166,10 +163,7 @@ extension Registry {
         if session.peer.isReserved { throw reserveRefusal("follow logs", closing: session.peer) }
         if logBook.logs[id]?.followers[call.connectionID] == nil {
             guard logBook.follows[call.connectionID]?.count ?? 0 < limits.maxSubscriptionsPerConnection else {
-                throw RPCError(
-                    .limitExceeded,
-                    "too many logs followed on this connection (limit \(limits.maxSubscriptionsPerConnection))",
-                    data: ["limit": "maxSubscriptionsPerConnection", "value": .int(limits.maxSubscriptionsPerConnection)])
+                throw .limitExceeded(.logsFollowedOnConnection(limits.maxSubscriptionsPerConnection))
             }
             logBook.follows[call.connectionID, default: []].insert(id)
             stepLog(of: entry).followers[call.connectionID] = session

@@ -37,8 +37,9 @@ extension Registry {
             return nil
         }
         guard pools.queuedCount < limits.maxQueued else {
-            return RemoteRejection(code: RPCError.Code.limitExceeded.rawValue, message: "not run: \(queueFullMessage)",
-                                   data: queueFullData, origin: childID)
+            let full = RegistryLimit.queued(limits.maxQueued)
+            return RemoteRejection(code: RPCError.Code.limitExceeded.rawValue, message: "not run: \(full.message)",
+                                   data: ["limit": .string(full.name), "value": .int(full.value)], origin: childID)
         }
         let turn = PoolTurn(ticket: pools.issueTicket(), holder: .step(childID), start: start)
         turn.onWithdraw = { result.reject(CancellationError()) }
@@ -173,14 +174,14 @@ extension Registry {
 
     /// Checks a `then` request's `pool` param (with `exec` present or not)
     /// and that a step may still queue: the pool's name, or nil for `default`.
-    func checkStepPool(_ params: RPCParams, hasExec: Bool) throws(RPCError) -> String? {
+    func checkStepPool(_ params: ParamReader, hasExec: Bool) throws(RegistryError) -> String? {
         let name = try params.string("pool") == nil ? nil : try poolName(params)
         if let name {
-            guard hasExec else { throw RPCParams.invalid("pool", "\"pool\" needs \"exec\"") }
+            guard hasExec else { throw .invalidArgument(param: "pool", reason: "\"pool\" needs \"exec\"") }
             try existingPool(name)
         }
         if hasExec && pools.queuedCount >= limits.maxQueued {
-            throw RPCError(.limitExceeded, queueFullMessage, data: queueFullData)
+            throw .limitExceeded(.queued(limits.maxQueued))
         }
         return name
     }
@@ -189,14 +190,13 @@ extension Registry {
     /// with `pool` its name. Makes the pool if it does not exist (up to
     /// `maxPools`); raising a limit starts what waited at once, lowering it
     /// stops nothing that runs.
-    func poolSet(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func poolSet(_ params: ParamReader) throws(RegistryError) -> JSONValue {
         let name = try poolName(params)
         guard let limit = try params.int("limit", in: 0...ExecPools.maxLimit) else {
-            throw RPCParams.invalid("limit", "missing \"limit\" (slots, 0 to \(ExecPools.maxLimit))")
+            throw .invalidArgument(param: "limit", reason: "missing \"limit\" (slots, 0 to \(ExecPools.maxLimit))")
         }
         if pools[name] == nil && pools.byName.count >= limits.maxPools {
-            throw RPCError(.limitExceeded, "too many pools (limit \(limits.maxPools))",
-                           data: ["limit": "maxPools", "value": .int(limits.maxPools)])
+            throw .limitExceeded(.pools(limits.maxPools))
         }
         let made = pools[name] == nil
         let pool = pools.pool(name, makingWithLimit: limit)
@@ -215,7 +215,7 @@ extension Registry {
     /// of it: at once when one is free and nobody waits, else when its turn
     /// comes. The slot is held until `pool.release` or until the connection
     /// closes. Returns nil when the answer comes later.
-    func poolAcquire(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue? {
+    func poolAcquire(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue? {
         let name = try poolName(params)
         let pool = try existingPool(name)
         let promiseID = try params.optionalPromiseID("id")
@@ -230,7 +230,7 @@ extension Registry {
             return acquired(pool, by: connection)
         }
         guard pools.queuedCount < limits.maxQueued else {
-            throw RPCError(.limitExceeded, queueFullMessage, data: queueFullData)
+            throw .limitExceeded(.queued(limits.maxQueued))
         }
         let turn = PoolTurn(ticket: pools.issueTicket(), holder: holder) { [weak self] _ in
             guard let self else { return }
@@ -242,7 +242,7 @@ extension Registry {
 
     /// `pool.release`: `pool` → `{"pool","released","held"}`: gives back one
     /// slot this connection holds in it (`released` false when it holds none).
-    func poolRelease(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
+    func poolRelease(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
         let name = try poolName(params)
         try existingPool(name)
         let slot = pools.connectionSlots[call.connectionID]?.last { $0.pool == name }
@@ -273,11 +273,13 @@ extension Registry {
     }
 
     /// The required `pool` param: a valid name.
-    private func poolName(_ params: RPCParams) throws(RPCError) -> String {
-        guard let name = try params.string("pool") else { throw RPCParams.invalid("pool", "missing \"pool\"") }
+    private func poolName(_ params: ParamReader) throws(RegistryError) -> String {
+        guard let name = try params.string("pool") else {
+            throw .invalidArgument(param: "pool", reason: "missing \"pool\"")
+        }
         guard ExecPools.isValidName(name) else {
-            throw RPCParams.invalid(
-                "pool", "\"pool\" must be 1 to \(ExecPools.maxNameBytes) letters, digits, \".\", \"_\" or \"-\"")
+            throw .invalidArgument(
+                param: "pool", reason: "\"pool\" must be 1 to \(ExecPools.maxNameBytes) letters, digits, \".\", \"_\" or \"-\"")
         }
         return name
     }
@@ -285,21 +287,10 @@ extension Registry {
     /// Pool `name`, or -32602: steps and callers name only pools that
     /// exist, so that a misspelt name does not quietly make a pool of its own.
     @discardableResult
-    private func existingPool(_ name: String) throws(RPCError) -> ExecPool {
+    private func existingPool(_ name: String) throws(RegistryError) -> ExecPool {
         guard let pool = pools[name] else {
-            throw RPCError(
-                .invalidParams,
-                "no pool named \"\(name)\": start promised with --pool \(name)=N, or make it with pool.set",
-                data: ["param": "pool", "pool": .string(name)])
+            throw .noSuchPool(name)
         }
         return pool
-    }
-
-    private var queueFullMessage: String {
-        "too many steps and pool.acquire requests waiting for a slot (limit \(limits.maxQueued))"
-    }
-
-    private var queueFullData: JSONValue {
-        ["limit": "maxQueued", "value": .int(limits.maxQueued)]
     }
 }

@@ -16,9 +16,9 @@ extension Registry {
     /// the page ends short, even empty, with a cursor to go on from.
     static let listScanAllowance = 1_000
 
-    /// `get`: `id` → record.
-    func get(_ params: RPCParams) throws(RPCError) -> RemotePromise {
-        try entry(params.promiseID("id"))
+    /// `get` of promise `id` → the promise.
+    func get(id: String) throws(RegistryError) -> RemotePromise {
+        try entry(id)
     }
 
     /// `list`: `state?`, `prefix?`, `parent?`, `limit?`, `cursor?` →
@@ -35,7 +35,7 @@ extension Registry {
     /// once the batch's `slice` of the loop turn is spent (it holds at least
     /// one record), so that a batch of `list` calls yields the loop between
     /// its pages rather than in the middle of none.
-    func list(_ params: RPCParams, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RPCError) -> JSONValue {
+    func list(_ params: ParamReader, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
         let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
         let prefix = try params.string("prefix")
         let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
@@ -65,10 +65,10 @@ extension Registry {
     }
 
     /// The number a `list` cursor holds.
-    private static func listPosition(_ cursor: String?) throws(RPCError) -> Int? {
+    private static func listPosition(_ cursor: String?) throws(RegistryError) -> Int? {
         guard let cursor else { return nil }
         guard let position = Int(cursor), position >= 0 else {
-            throw RPCParams.invalid("cursor", "\"cursor\" must be a cursor returned by an earlier list")
+            throw .invalidArgument(param: "cursor", reason: "\"cursor\" must be a cursor returned by an earlier list")
         }
         return position
     }
@@ -146,9 +146,11 @@ extension Registry {
     /// unknown ids are ignored. A forgotten id may be created again; its
     /// children keep naming it as their parent. With `prefix` in place of
     /// `ids`: ``forgetPrefix(_:prefix:)``.
-    func forget(_ params: RPCParams) throws(RPCError) -> JSONValue {
+    func forget(_ params: ParamReader) throws(RegistryError) -> JSONValue {
         if let prefix = try params.string("prefix") {
-            if params["ids"] != nil { throw RPCParams.invalid("prefix", "\"ids\" and \"prefix\" exclude each other") }
+            if params["ids"] != nil {
+                throw .invalidArgument(param: "prefix", reason: "\"ids\" and \"prefix\" exclude each other")
+            }
             return try forgetPrefix(params, prefix: prefix)
         }
         let ids = try params.promiseIDs("ids")

@@ -6,28 +6,20 @@ import PromiseRPC
 /// before (docs/PROTOCOL.md, "create").
 extension Registry {
     /// Reads `replace` and refuses it beside `ifExists: "get"`, which asks for the opposite.
-    func replaceParam(_ params: RPCParams, ifExists: String) throws(RPCError) -> Bool {
+    func replaceParam(_ params: ParamReader, ifExists: IfExists) throws(RegistryError) -> Bool {
         let replace = try params.bool("replace") ?? false
-        if replace && ifExists == "get" {
-            throw RPCParams.invalid("replace", "\"replace\" and \"ifExists\": \"get\" exclude each other")
-        }
+        try ifExists.check(replace: replace)
         return replace
     }
 
     /// Forgets the settled `existing` so that its id may be made again, or
-    /// says why not (-32006): it is pending, or a pending promise needs it.
-    func forgetToReplace(_ existing: RemotePromise) throws(RPCError) {
-        let data: JSONValue = ["id": .string(existing.id), "state": .string(existing.state)]
+    /// says why not (alreadyExists): it is pending, or a pending promise needs it.
+    func forgetToReplace(_ existing: RemotePromise) throws(RegistryError) {
         if existing.isPending {
-            throw RPCError(
-                .alreadyExists, "a promise with id \"\(existing.id)\" is pending: replace forgets only a settled one",
-                data: data)
+            throw .alreadyExists(id: existing.id, state: existing.state, conflict: .pending)
         }
         if existing.dependents > 0 {
-            throw RPCError(
-                .alreadyExists,
-                "a promise with id \"\(existing.id)\" is needed by a pending promise (a then child or a combinator): not replaced",
-                data: data)
+            throw .alreadyExists(id: existing.id, state: existing.state, conflict: .needed)
         }
         remove(existing)
     }

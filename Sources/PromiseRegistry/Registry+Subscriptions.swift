@@ -9,30 +9,22 @@ import PromiseStore
 /// a script can wait for, or subscribe to, a well-known name another script
 /// will create later.
 extension Registry {
-    /// `wait`: `id`, `timeoutMs?` → the record once settled (now, if it is);
-    /// -32005 when `timeoutMs` passes first. Returns nil when the answer
-    /// comes later through `call.answerLater`.
-    func wait(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> RemotePromise? {
-        let id = try params.promiseID("id")
-        let timeout = try params.milliseconds("timeoutMs")
+    /// `wait` for promise `id` → the promise once settled (now, if it is);
+    /// waitTimedOut when `timeout` milliseconds pass first. Returns nil when
+    /// the answer comes later through `call.answerLater`.
+    func wait(id: String, timeout: UInt64?, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
         if let entry = entries[id], !entry.isPending { return entry }
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("wait", closing: session.peer) }
         guard session.waiters.count < limits.maxWaitersPerConnection else {
-            throw RPCError(
-                .limitExceeded,
-                "too many pending waits on this connection (limit \(limits.maxWaitersPerConnection))",
-                data: ["limit": "maxWaitersPerConnection", "value": .int(limits.maxWaitersPerConnection)])
+            throw .limitExceeded(.waitsOnConnection(limits.maxWaitersPerConnection))
         }
         let awaitsCreation = entries[id] == nil
         if awaitsCreation {
             guard uncreatedWatches.waiters < limits.maxWaitersForUncreatedIDs else {
-                throw RPCError(
-                    .limitExceeded,
-                    "too many pending waits for ids not created yet (limit \(limits.maxWaitersForUncreatedIDs))",
-                    data: ["limit": "maxWaitersForUncreatedIDs", "value": .int(limits.maxWaitersForUncreatedIDs)])
+                throw .limitExceeded(.waitsForUncreatedIDs(limits.maxWaitersForUncreatedIDs))
             }
             uncreatedWatches.waiters += 1
         }
@@ -56,18 +48,15 @@ extension Registry {
         if waiter.awaitsCreation { uncreatedWatches.waiters -= 1 }
         removeWaiter(waiter)
         let id = waiter.promiseID
-        let data = entries[id].map(record) ?? ["id": .string(id)]
-        let what = entries[id] == nil ? "was not created and settled" : "did not settle"
-        waiter.answer(.failure(RPCError(.waitTimedOut, "promise \"\(id)\" \(what) within \(timeout) ms", data: data)))
+        waiter.answer(.failure(.waitTimedOut(id: id, timeoutMilliseconds: timeout, record: entries[id].map(record))))
     }
 
-    /// `subscribe`: `ids` → `{"subscribed":n}` (n distinct ids). Each id gets
+    /// `subscribe` to `ids` → how many distinct ids they are. Each id gets
     /// exactly one `settled` notification: right after this answer when it
     /// has already settled, else when it settles (created later or not), and
     /// `progress` notifications while pending. Subscribing again to an id is a
     /// no-op.
-    func subscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
-        let ids = try params.promiseIDs("ids")
+    func subscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("subscribe", closing: session.peer) }
         var distinct: [String] = []
@@ -81,17 +70,11 @@ extension Registry {
         }
         let added = distinct.count(where: { !isSubscribed(connectionID, to: $0) }) - settledNow.count
         guard session.subscriptionCount + added <= limits.maxSubscriptionsPerConnection else {
-            throw RPCError(
-                .limitExceeded,
-                "too many subscriptions on this connection (limit \(limits.maxSubscriptionsPerConnection))",
-                data: ["limit": "maxSubscriptionsPerConnection", "value": .int(limits.maxSubscriptionsPerConnection)])
+            throw .limitExceeded(.subscriptionsOnConnection(limits.maxSubscriptionsPerConnection))
         }
         let uncreated = distinct.count(where: { entries[$0] == nil && !isSubscribed(connectionID, to: $0) })
         guard uncreatedWatches.subscriptions + uncreated <= limits.maxSubscriptionsToUncreatedIDs else {
-            throw RPCError(
-                .limitExceeded,
-                "too many subscriptions to ids not created yet (limit \(limits.maxSubscriptionsToUncreatedIDs))",
-                data: ["limit": "maxSubscriptionsToUncreatedIDs", "value": .int(limits.maxSubscriptionsToUncreatedIDs)])
+            throw .limitExceeded(.subscriptionsToUncreatedIDs(limits.maxSubscriptionsToUncreatedIDs))
         }
         uncreatedWatches.subscriptions += uncreated
         let now = Set(settledNow)
@@ -103,16 +86,14 @@ extension Registry {
         }
         for id in settledNow {
             guard let entry = entries[id] else { continue }
-            let notification = settledNotification(entry)
-            deferred.append { [weak session] in session?.push(line: notification) }
+            events?.send(.settled(entry), afterAnswerTo: session)
         }
-        return ["subscribed": .int(distinct.count)]
+        return distinct.count
     }
 
-    /// `unsubscribe`: `ids` → `{"unsubscribed":n}`, n being how many of them
-    /// this connection was subscribed to.
-    func unsubscribe(_ params: RPCParams, _ call: RegistryCall) throws(RPCError) -> JSONValue {
-        let ids = try params.promiseIDs("ids")
+    /// `unsubscribe` from `ids` → how many of them this connection was
+    /// subscribed to.
+    func unsubscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         var removed = 0
         for id in ids where session.subscribedIDs.remove(id) != nil {
@@ -124,23 +105,19 @@ extension Registry {
                 session.endedSubscriptions -= 1
             }
         }
-        return ["unsubscribed": .int(removed)]
+        return removed
     }
 
-    /// -32004 for a request that would hold the daemon's resources on a
+    /// The refusal of a request that would hold the daemon's resources on a
     /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
-    /// `data.limit` is "maxConnections", as for a refused connection: to a
-    /// client both mean "the daemon is full, try later". The connection is
+    /// On the wire its limit is "maxConnections", as for a refused connection:
+    /// to a client both mean "the daemon is full, try later". The connection is
     /// closed once the answer is written (``RPCPeer/closeAfterAnswer()``):
     /// refused clients that stayed would fill the reserve, and the client
     /// that would release the waiters would be refused too.
-    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RPCError {
+    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RegistryError {
         peer.closeAfterAnswer()
-        return RPCError(
-            .limitExceeded,
-            "too many connections (limit \(limits.maxConnections)): this one was let in to create, settle "
-                + "and read promises only, and cannot \(method)",
-            data: ["limit": "maxConnections", "value": .int(limits.maxConnections), "reserved": true])
+        return .reservedConnection(action: method, maxConnections: limits.maxConnections)
     }
 
     /// Promise `id` was just created: the waits and subscriptions made for it
@@ -168,9 +145,9 @@ extension Registry {
         }
     }
 
-    func session(_ connectionID: UInt64) throws(RPCError) -> RegistrySession {
+    func session(_ connectionID: UInt64) throws(RegistryError) -> RegistrySession {
         guard let session = sessions[connectionID] else {
-            throw RPCError(.internalError, "connection \(connectionID) is not open")
+            throw .connectionNotOpen(connectionID)
         }
         return session
     }

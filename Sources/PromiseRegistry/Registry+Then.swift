@@ -18,32 +18,37 @@ extension Registry {
     /// `pool?` (Registry+Pools.swift), `ifExists?`, `replace?` → the child, whose record
     /// the dispatcher writes as it answers: a large value taken from the
     /// parent is then written once for all the children that carry it.
-    func then(_ params: RPCParams) throws(RPCError) -> RemotePromise {
+    func then(_ params: ParamReader) throws(RegistryError) -> RemotePromise {
         let parentID = try params.promiseID("id")
         let requested = try params.optionalPromiseID("childId")
         let on = try params.choice("on", of: ThenTrigger.self) ?? .fulfilled
         let argv = try params.strings("exec")
         let cwd = try params.string("cwd")
         let env = try params.stringMap("env")
-        let ifExists = try params.choice("ifExists", ["error", "get"]) ?? "error"
+        let ifExists = try params.choice("ifExists", of: IfExists.self) ?? .error
         let retry = try params.int("retry", in: 0...Self.maxRetries)
         let retryDelay = try params.int("retryDelayMs", in: 0...Self.maxRetryDelayMilliseconds)
         if let argv, argv.first?.isEmpty ?? true {
-            throw RPCParams.invalid("exec", "\"exec\" must name a program to run: [\"program\", \"arg\", …]")
+            throw .invalidArgument(
+                param: "exec", reason: "\"exec\" must name a program to run: [\"program\", \"arg\", …]")
         }
         if argv == nil {
-            if cwd != nil { throw RPCParams.invalid("cwd", "\"cwd\" needs \"exec\"") }
-            if env != nil { throw RPCParams.invalid("env", "\"env\" needs \"exec\"") }
-            if retry != nil { throw RPCParams.invalid("retry", "\"retry\" needs \"exec\"") }
-            if retryDelay != nil { throw RPCParams.invalid("retryDelayMs", "\"retryDelayMs\" needs \"exec\"") }
+            if cwd != nil { throw .invalidArgument(param: "cwd", reason: "\"cwd\" needs \"exec\"") }
+            if env != nil { throw .invalidArgument(param: "env", reason: "\"env\" needs \"exec\"") }
+            if retry != nil { throw .invalidArgument(param: "retry", reason: "\"retry\" needs \"exec\"") }
+            if retryDelay != nil {
+                throw .invalidArgument(param: "retryDelayMs", reason: "\"retryDelayMs\" needs \"exec\"")
+            }
         }
         let spec = argv.map { argv in
             ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
         }
-        if let problem = spec?.problem { throw problem }
+        if let problem = spec?.problem { throw .invalidArgument(param: problem.param, reason: problem.reason) }
         let pool = try checkStepPool(params, hasExec: spec != nil)
         let replace = try replaceParam(params, ifExists: ifExists)
-        if replace && requested == parentID { throw RPCParams.invalid("childId", "a child cannot replace its own parent") }
+        if replace && requested == parentID {
+            throw .invalidArgument(param: "childId", reason: "a child cannot replace its own parent")
+        }
         let parent = try entry(parentID)
         let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
         if let existing { return existing }
@@ -153,7 +158,8 @@ extension Registry {
         // Checked at `then`; checked again for a command stored before that check, or by another program.
         if let problem = job.spec.problem {
             return Promise(error: RemoteRejection(
-                code: problem.code.rawValue, message: "not run: \(problem.message)", data: problem.data, origin: childID))
+                code: RPCError.Code.invalidParams.rawValue, message: "not run: \(problem.reason)",
+                data: ["param": .string(problem.param)], origin: childID))
         }
         do {
             try Self.checkValueBytes(input, limits, what: "the command's input", origin: childID)

@@ -74,6 +74,8 @@ public final class Registry {
     var nextGeneratedID = 1
     /// Pushes to send once the current answer is out (see ``endAnswer()``).
     @exclusivity(unchecked) var deferred: [() -> Void] = []
+    /// Where settled, progress and log events go; nil drops them.
+    var events: (any RegistryEventSink)?
     /// Milliseconds since 1970, for `created`, `settled` and deadlines.
     /// Read at every creation and settlement: unchecked, as the maps above.
     @exclusivity(unchecked) var now: () -> Int64 = Registry.wallClockMilliseconds
@@ -261,55 +263,54 @@ public final class Registry {
 
     // MARK: Promises
 
-    /// The promise `id`, or -32001.
-    func entry(_ id: String) throws(RPCError) -> RemotePromise {
+    /// The promise `id`, or noSuchPromise.
+    func entry(_ id: String) throws(RegistryError) -> RemotePromise {
         guard let entry = entries[id] else { throw Self.noSuchPromise(id) }
         return entry
     }
 
-    /// The promise a request names: by `idBytes` when given (a valid id,
-    /// read as bytes), else by `params`' "id".
-    func entry(_ params: RPCParams, idBytes: UnsafeRawBufferPointer?) throws(RPCError) -> RemotePromise {
-        guard let idBytes else { return try entry(params.promiseID("id")) }
-        guard let entry = entries[bytes: idBytes] else {
-            throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
+    /// The promise `reference` names.
+    func entry(_ reference: PromiseReference) throws(RegistryError) -> RemotePromise {
+        switch reference {
+        case .id(let id):
+            return try entry(id)
+        case .lentBytes(let idBytes):
+            guard let entry = entries[bytes: idBytes] else {
+                throw Self.noSuchPromise(String(decoding: idBytes, as: UTF8.self))
+            }
+            return entry
         }
-        return entry
     }
 
-    private static func noSuchPromise(_ id: String) -> RPCError {
-        RPCError(.noSuchPromise, "no promise with id \"\(id)\"", data: ["id": .string(id)])
+    private static func noSuchPromise(_ id: String) -> RegistryError {
+        .noSuchPromise(id: id)
     }
 
-    /// Throws -32004 when `count` more promises would pass `limits.maxPromises`,
+    /// Throws limitExceeded when `count` more promises would pass `limits.maxPromises`,
     /// once the oldest settled promises have made what room they can.
-    func reserve(_ count: Int = 1) throws(RPCError) {
+    func reserve(_ count: Int = 1) throws(RegistryError) {
         if entries.count + count > limits.maxPromises { makeRoom(for: count) }
         guard entries.count + count <= limits.maxPromises else {
-            throw RPCError(
-                .limitExceeded, "too many promises (limit \(limits.maxPromises))",
-                data: ["limit": "maxPromises", "value": .int(limits.maxPromises)])
+            throw .limitExceeded(.promises(limits.maxPromises))
         }
     }
 
     /// Picks the id for a new promise: the client's, unless it is taken and
-    /// `ifExists` is "get" (the existing record is returned) or "error" (-32006).
+    /// `ifExists` is `.get` (the existing record is returned) or `.error` (alreadyExists).
     /// `existing` is nil when a new promise is to be made under `id`. With
     /// `replace`, a settled promise of that id is forgotten first, as `forget`
-    /// would; a pending one, or one a pending promise needs, is not (-32006).
+    /// would; a pending one, or one a pending promise needs, is not (alreadyExists).
     func claim(
-        _ requested: String?, ifExists: String, replace: Bool = false
-    ) throws(RPCError) -> (id: String, existing: RemotePromise?) {
+        _ requested: String?, ifExists: IfExists, replace: Bool = false
+    ) throws(RegistryError) -> (id: String, existing: RemotePromise?) {
         guard let requested else { return (generateID(), nil) }
         if let existing = entries[requested] {
-            if ifExists == "get" { return (requested, existing) }
+            if ifExists == .get { return (requested, existing) }
             if replace {
                 try forgetToReplace(existing)
                 return (requested, nil)
             }
-            throw RPCError(
-                .alreadyExists, "a promise with id \"\(requested)\" already exists",
-                data: ["id": .string(requested), "state": .string(existing.state)])
+            throw .alreadyExists(id: requested, state: existing.state, conflict: .taken)
         }
         return (requested, nil)
     }
@@ -561,22 +562,6 @@ public final class Registry {
         }
     }
 
-    /// The `settled` notification of `entry`, its record written as text, as a line.
-    func settledNotification(_ entry: RemotePromise) -> [UInt8] {
-        let now = now()
-        let maxChildren = limits.maxRecordChildren
-        let valueText = valueText(of: entry)
-        return JSONTextBuffer.line { text in
-            JSONObjectWriter.append(to: &text) { object in
-                object.string("jsonrpc", "2.0")
-                object.string("method", "settled")
-                object.json("params") {
-                    entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
-                }
-            }
-        }
-    }
-
     // MARK: Settlement and progress
 
     /// Runs (on the loop) once `entry` has settled: stops its timer, ends its
@@ -610,14 +595,13 @@ public final class Registry {
             }
         }
         if !subscribers.isEmpty, let subscribed = subscribers.removeValue(forKey: entry.id) {
-            let notification = settledNotification(entry)
             for (connectionID, session) in subscribed {
                 session.endedSubscriptions += 1
                 if session.endedSubscriptions > max(64, session.subscriptionCount) {
                     dropEndedSubscriptions(of: session, connectionID)
                 }
-                session.push(line: notification)
             }
+            events?.send(.settled(entry), to: subscribed.values)
         }
     }
 
@@ -654,12 +638,7 @@ public final class Registry {
     /// pending: tells its subscribers, unless they have been told it settled.
     func didProgress(_ entry: RemotePromise, _ fraction: Double) {
         guard !entry.settlementHandled, let subscribed = subscribers[entry.id] else { return }
-        var params: [String: JSONValue] = ["id": .string(entry.id), "progress": .double(fraction)]
-        if let message = entry.progressMessage { params["message"] = .string(message) }
-        let notification = JSONRPCResponse.notification("progress", .object(params)).serializedLine()
-        for session in subscribed.values {
-            session.push(line: notification)
-        }
+        events?.send(.progress(id: entry.id, fraction: fraction, message: entry.progressMessage), to: subscribed.values)
     }
 
     /// Whether connection `connectionID` is subscribed to `id` now.

@@ -53,12 +53,12 @@ final class Waiter {
     let promiseID: String
     let connectionID: UInt64
     /// Takes the promise's record as JSON text, or the error that ends the wait.
-    let answer: (Result<[UInt8], RPCError>) -> Void
+    let answer: (Result<[UInt8], RegistryError>) -> Void
     var timer: (any ScheduledTimer)?
     /// Made before any promise had its id, and counted in `Registry.uncreatedWatches` until one has.
     var awaitsCreation = false
 
-    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<[UInt8], RPCError>) -> Void) {
+    init(promiseID: String, connectionID: UInt64, answer: @escaping (Result<[UInt8], RegistryError>) -> Void) {
         self.promiseID = promiseID
         self.connectionID = connectionID
         self.answer = answer
@@ -115,23 +115,23 @@ struct RegistryCall {
     /// Takes the answer of a method that answers later with a record
     /// (`wait`), as JSON text; nil for a notification. Made on demand: only
     /// `wait` needs it, and making it for every request cost an allocation each.
-    var answerLater: ((Result<[UInt8], RPCError>) -> Void)? {
+    var answerLater: ((Result<[UInt8], RegistryError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
         return { outcome in
             switch outcome {
             case .success(let record): answers.send(.recordResult(id: requestID) { $0.append(record) })
-            case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, error)))
+            case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, RPCError(error))))
             }
         }
     }
 
     /// Takes the answer of a method that answers later with any other result
     /// (`pool.acquire`); nil for a notification.
-    var answerValueLater: ((Result<JSONValue, RPCError>) -> Void)? {
+    var answerValueLater: ((Result<JSONValue, RegistryError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
-        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome))) }
+        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome.mapError(RPCError.init)))) }
     }
 }
 

@@ -47,6 +47,7 @@ public final class Dispatcher: RPCHandler {
         self.registry = registry
         self.limits = limits
         self.logger = logger
+        registry.events = NotificationWriter(registry: registry)
     }
 
     /// Number of open connections.
@@ -233,6 +234,8 @@ public final class Dispatcher: RPCHandler {
                 case nil: break
                 }
             }
+        } catch let error as RegistryError {
+            if let id { answers.send(.json(JSONRPCResponse.error(id, RPCError(error)))) }
         } catch let error as RPCError {
             if let id { answers.send(.json(JSONRPCResponse.error(id, error))) }
         } catch {
@@ -286,30 +289,33 @@ public final class Dispatcher: RPCHandler {
             throw Self.storeError(failure, journal.store)
         }
         return switch known {
-        case .create: .record(try registry.create(params, connectionID: connectionID))
-        case .resolve: .record(try registry.resolve(params, idBytes: lentID?.bytes))
-        case .reject: .record(try registry.reject(params, idBytes: lentID?.bytes))
-        case .cancel: .record(try registry.cancel(params))
-        case .cancelPrefix: .value(try registry.cancelPrefix(params, slice: turnBudget))
-        case .get: .record(try registry.get(params))
-        case .list: .value(try registry.list(params, maxBytes: room, slice: slice))
-        case .wait: try registry.wait(params, call()).map(Reply.record)
-        case .subscribe: .value(try registry.subscribe(params, call()))
-        case .unsubscribe: .value(try registry.unsubscribe(params, call()))
-        case .then: .record(try registry.then(params))
-        case .progress: .record(try registry.progress(params))
-        case .all: .value(try registry.combine(.all, params))
-        case .any: .value(try registry.combine(.any, params))
-        case .race: .value(try registry.combine(.race, params))
-        case .allSettled: .value(try registry.combine(.allSettled, params))
+        case .create: .record(try registry.create(CreateCommand(decoding: params), connectionID: connectionID))
+        case .resolve: .record(try registry.resolve(ResolveCommand(decoding: params, lentID: lentID)))
+        case .reject: .record(try registry.reject(RejectCommand(decoding: params, lentID: lentID)))
+        case .cancel: .record(try registry.cancel(id: params.promiseID("id")))
+        case .cancelPrefix: .value(try registry.cancelPrefix(ParamReader(params), slice: turnBudget))
+        case .get: .record(try registry.get(id: params.promiseID("id")))
+        case .list: .value(try registry.list(ParamReader(params), maxBytes: room, slice: slice))
+        case .wait:
+            try registry.wait(id: params.promiseID("id"), timeout: params.milliseconds("timeoutMs"), call())
+                .map(Reply.record)
+        case .subscribe: .value(["subscribed": .int(try registry.subscribe(ids: params.promiseIDs("ids"), call()))])
+        case .unsubscribe:
+            .value(["unsubscribed": .int(try registry.unsubscribe(ids: params.promiseIDs("ids"), call()))])
+        case .then: .record(try registry.then(ParamReader(params)))
+        case .progress: .record(try registry.progress(ProgressCommand(decoding: params)))
+        case .all: .record(try registry.combine(CombineCommand(decoding: params, kind: .all)))
+        case .any: .record(try registry.combine(CombineCommand(decoding: params, kind: .any)))
+        case .race: .record(try registry.combine(CombineCommand(decoding: params, kind: .race)))
+        case .allSettled: .record(try registry.combine(CombineCommand(decoding: params, kind: .allSettled)))
         case .info: .value(registry.info(connections: peers.count))
-        case .forget: .value(try registry.forget(params))
-        case .logs: .value(try registry.logs(params, call()))
-        case .log: .value(try registry.log(params))
-        case .lease: .record(try registry.lease(params, call()))
-        case .poolSet: .value(try registry.poolSet(params))
-        case .poolAcquire: try registry.poolAcquire(params, call()).map(Reply.value)
-        case .poolRelease: .value(try registry.poolRelease(params, call()))
+        case .forget: .value(try registry.forget(ParamReader(params)))
+        case .logs: .value(try registry.logs(ParamReader(params), call()))
+        case .log: .value(try registry.log(ParamReader(params)))
+        case .lease: .record(try registry.lease(id: params.promiseID("id"), call()))
+        case .poolSet: .value(try registry.poolSet(ParamReader(params)))
+        case .poolAcquire: try registry.poolAcquire(ParamReader(params), call()).map(Reply.value)
+        case .poolRelease: .value(try registry.poolRelease(ParamReader(params), call()))
         }
     }
 
