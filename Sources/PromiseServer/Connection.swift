@@ -309,7 +309,7 @@ final class Connection: RPCPeer {
     func send(parts: [ArraySlice<UInt8>]) -> Bool {
         let total = parts.reduce(0) { $0 + $1.count }
         // A short message takes the path of a line, which may write it at once.
-        guard total > Self.partsCopiedAloneFrom else { return send(Array(parts.joined())) }
+        guard total > Self.partsCopiedAloneFrom else { return send(joinedLine(parts)) }
         guard isOpen, admits(total) else { return false }
         queued.reserve(queued.count + total)
         for part in parts { part.withUnsafeBytes { queued.append($0) } }
