@@ -301,7 +301,7 @@ final class Connection: RPCPeer {
         return true
     }
 
-    /// Messages in parts at least this long are copied part by part into
+    /// Messages in parts longer than this are copied part by part into
     /// the buffer that is written, not joined into a line first.
     static let partsCopiedAloneFrom = 64 * 1024
 
