@@ -63,9 +63,13 @@ test: deps test-debug test-tsan
 # (two on a 2-core machine) while they wait for processes and sockets, and
 # the core's async tests, sharing the process, then wait minutes for a
 # thread of their own.
+# The example package that SwiftClientExampleTests builds and runs is built
+# first: built from nothing inside the end-to-end run, it took both cores for
+# minutes and the other tests' timeouts ran out.
 test-debug:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip EndToEndTests
+	$(SWIFT) build --package-path examples/swift-client --scratch-path .build/examples-swift-client --product RemotePipeline
 	$(SWIFT) test --skip-build --filter EndToEndTests
 
 # The core's lock is built on atomics that TSan sees (not on
