@@ -75,8 +75,8 @@ extension RPCPeer {
     public func lineFinished() {}
 }
 
-/// `parts` as one array, each copied whole: a joined sequence would be
-/// walked byte by byte, which in a debug build costs seconds for megabytes.
+/// `parts` as one array, each part copied whole rather than walked byte by
+/// byte as a joined sequence is.
 package func joinedLine(_ parts: [ArraySlice<UInt8>]) -> [UInt8] {
     var line: [UInt8] = []
     line.reserveCapacity(parts.reduce(0) { $0 + $1.count })

@@ -353,8 +353,8 @@ public final class Dispatcher: RPCHandler {
             }
         }
 
-        /// A batch's answer, in the parts its members were written as:
-        /// joined, tens of MiB were copied three times in one loop turn.
+        /// A batch's answer, in the parts its members were written as, so
+        /// that an answer of tens of MiB is copied once, into the connection.
         private func sendBatch(_ message: OutgoingMessage, journal: GroupCommit) {
             let parts = message.serializedParts()
             let byteCount = parts.reduce(0) { $0 + $1.count }
