@@ -102,6 +102,9 @@ extension Registry {
     private static func capped(
         _ value: JSONValue, _ limits: DaemonLimits, origin: String
     ) throws(RemoteRejection) -> JSONValue {
+        // Bytes first: that count stops at the bound, and a value within it
+        // has few enough nodes for the depth's walk over every one of them.
+        try checkValueBytes(value, limits, what: "the combined value", origin: origin)
         let maxDepth = limits.maxValueDepth
         if value.depth > maxDepth {
             throw RemoteRejection(
@@ -109,7 +112,6 @@ extension Registry {
                 message: "the combined value would nest deeper than \(maxDepth) levels",
                 data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
         }
-        try checkValueBytes(value, limits, what: "the combined value", origin: origin)
         return value
     }
 

@@ -92,6 +92,10 @@ final class SimulationModel {
         var createdAt: Int64
         /// A delivered answer showed that it exists.
         var acknowledged = false
+        /// The step whose messages showed first that it exists. Another
+        /// client's request of that step may have run before it was made:
+        /// a batch runs in slices, and other lines are read between them.
+        var acknowledgedStep = Int.max
         /// Made by a line that may have been lost in a crash before its answer.
         var uncertain = false
         /// Its acknowledged settlement: `{"state", "value"?, "reason"?}`.
@@ -554,8 +558,13 @@ final class SimulationModel {
     /// walks the whole chain, as a restart that restores it does.
     private func combinatorChain(client: Int) -> SimulationLine {
         var requests: [SimulationRequest] = []
+        // The hostile profile grows its longest chain, so that a run reaches
+        // thousands of links; the mixed one any of them.
         let index = longChains.isEmpty || !random.percent(options.profile == .hostile ? 95 : 75)
-            ? nil : random.int(0..<longChains.count)
+            ? nil
+            : options.profile == .hostile
+                ? longChains.indices.max { longChains[$0].length < longChains[$1].length }
+                : random.int(0..<longChains.count)
         var chain: LongChain
         if let index, longChains[index].length < options.maxCombinatorChainLength {
             chain = longChains[index]
@@ -755,7 +764,9 @@ final class SimulationModel {
             guard let code = error["code"]?.intValue, error["message"]?.stringValue != nil,
                 Set(error.objectValue?.keys.map { $0 } ?? []).isSubset(of: ["code", "message", "data"])
             else { return fail("an invalid error object for \(request.method): \(message)") }
-            let someMayBeGone = request.names.contains { mayBeGone($0) }
+            let someMayBeGone = request.names.contains {
+                mayBeGone($0) || knownEntry($0).map { $0.acknowledgedStep >= request.step } == true
+            }
             switch code {
             case -32001 where someMayBeGone:
                 return
@@ -841,6 +852,7 @@ final class SimulationModel {
         guard var entry = known[key] else {
             return fail("\(context): a record of \(id.debugDescription), which no client made")
         }
+        if !entry.acknowledged { entry.acknowledgedStep = step }
         entry.acknowledged = true
         entry.uncertain = false
         if state == "pending" {

@@ -38,7 +38,7 @@ struct SimulationTests {
                 + "\(summary.steps) steps, \(summary.requests) requests, \(summary.messages) messages checked, "
                 + "\(summary.cleanRestarts) clean and \(summary.crashRestarts) crash restarts, "
                 + "\(summary.promisesAtEnd) promises at the end, largest store \(summary.largestStoreBytes / 1024) KiB, "
-                + "longest step \(summary.longestStep), in \(summary.elapsed)")
+                + "longest step \(summary.longestStep), longest turn \(summary.longestTurn), in \(summary.elapsed)")
         }
         let failures = summaries.flatMap(\.failures)
         print("Simulation: \(summaries.count) seeds × \(steps) steps in \(elapsed), \(failures.count) failed")
@@ -70,7 +70,7 @@ struct SimulationTests {
             print("Simulation (hostile) seed \(summary.seed): \(summary.failures.isEmpty ? "ok" : "FAILED"), "
                 + "\(summary.steps) steps, \(summary.requests) requests, longest combinator chain "
                 + "\(summary.longestCombinatorChain), \(summary.cleanRestarts) clean and \(summary.crashRestarts) crash "
-                + "restarts, longest step \(summary.longestStep), in \(summary.elapsed)")
+                + "restarts, longest step \(summary.longestStep), longest turn \(summary.longestTurn), in \(summary.elapsed)")
         }
         let failures = summaries.flatMap(\.failures)
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")

@@ -7,6 +7,31 @@ import PromiseSQLiteStore
 @testable import PromiseServer
 @testable import PromiseStore
 
+/// The longest turn of the simulated loop thread: a line handled, one
+/// piece of queued work run, or one timer fired. Measured in CPU time of
+/// the thread, which other processes on a shared machine do not stretch
+/// as they do the wall clock.
+final class TurnMeter {
+    private(set) var longest: Duration = .zero
+
+    /// Runs `body` as one turn.
+    func turn(_ body: () -> Void) {
+        let started = Self.threadCPUTime()
+        body()
+        longest = max(longest, Self.threadCPUTime() - started)
+    }
+
+    /// Starts a new measure (at each step).
+    func reset() { longest = .zero }
+
+    /// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
+    static func threadCPUTime() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+}
+
 /// The registry's clock, shared by every life of the simulated daemon.
 final class SimulationClock {
     /// Milliseconds since 1970.
@@ -33,11 +58,13 @@ final class SimulationLoop: LoopServices {
     }
 
     let clock: SimulationClock
+    let meter: TurnMeter
     private var timers: [Timer] = []
     private var made = 0
 
-    init(clock: SimulationClock) {
+    init(clock: SimulationClock, meter: TurnMeter) {
         self.clock = clock
+        self.meter = meter
     }
 
     func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
@@ -60,7 +87,7 @@ final class SimulationLoop: LoopServices {
             for timer in due {
                 let body = timer.body
                 timer.body = nil
-                body?()
+                if let body { meter.turn(body) }
             }
         }
     }
@@ -100,7 +127,13 @@ final class SimulationPeer: RPCPeer {
     func send(_ line: [UInt8]) -> Bool {
         guard isOpen else { return false }
         let newline = UInt8(ascii: "\n")
-        if line.last != newline || line.dropLast().contains(newline) {
+        // memchr: a byte-by-byte search of a megabyte answer in a debug
+        // build would take longer than the daemon's whole turn.
+        let firstNewline = line.withUnsafeBytes { bytes -> Int? in
+            guard let start = bytes.baseAddress, let found = memchr(start, Int32(newline), bytes.count) else { return nil }
+            return UnsafeRawPointer(found) - start
+        }
+        if line.last != newline || firstNewline != line.count - 1 {
             outbox.malformed.append("client \(client) was sent a message that is not one line: "
                 + SimulationModel.show(line))
         }
@@ -137,7 +170,14 @@ final class SimulationStore: PromiseStore, @unchecked Sendable {  // `lock` guar
 /// registry and dispatcher, with the simulation's clock and clients.
 final class SimulationDaemon {
     let loop: SimulationLoop
+    /// The loop thread's queue: the registry's promise handlers, the
+    /// dispatcher's later batch slices and group commit's cuts all run here,
+    /// one piece per turn, as on the daemon's loop.
     let journalLoop = RPCManualExecutor()
+    let meter: TurnMeter
+    /// The daemon's loop thread runs under this budget: settling and
+    /// cancelling hand what is left after it to the next turns.
+    let drainBudget: DrainBudget
     let store: SimulationStore
     let registry: Registry
     let dispatcher: Dispatcher
@@ -145,10 +185,12 @@ final class SimulationDaemon {
     let restored: Registry.RestoreSummary
 
     /// Opens the store in `directory`, loads it and restores a registry from it.
-    init(directory: String, limits: DaemonLimits, retain: Int64?, clock: SimulationClock,
+    init(directory: String, limits: DaemonLimits, retain: Int64?, clock: SimulationClock, meter: TurnMeter,
          outbox: SimulationOutbox, clients: Int, nextConnection: inout UInt64) throws {
         let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
-        loop = SimulationLoop(clock: clock)
+        self.meter = meter
+        drainBudget = DrainBudget(.milliseconds(5), resumingOn: journalLoop)
+        loop = SimulationLoop(clock: clock, meter: meter)
         store = SimulationStore(try SQLitePromiseStore(directory: directory))
         let loaded: StoreContents
         do {
@@ -158,7 +200,7 @@ final class SimulationDaemon {
             throw error
         }
         let journal = GroupCommit(store: store, loop: journalLoop, writer: .inline, services: loop, logger: logger)
-        registry = Registry(limits: limits, services: loop, executor: .inline, journal: journal, logger: logger)
+        registry = Registry(limits: limits, services: loop, executor: journalLoop, journal: journal, logger: logger)
         registry.now = { clock.now }
         if let retain { registry.retain(forMilliseconds: retain) }
         restored = registry.restore(loaded)
@@ -172,12 +214,28 @@ final class SimulationDaemon {
         settle()
     }
 
-    /// Runs the loop's later turns: cuts, commits, the answers they held, and timers now due.
+    /// Handles `line` as the loop's turn that reads it.
+    func handle(line: [UInt8], from peer: SimulationPeer) {
+        withDrainBudget(drainBudget) {
+            meter.turn { dispatcher.handle(line: line, from: peer) }
+        }
+    }
+
+    /// Moves the clock on, firing the timers that come due, as the loop does.
+    func advance(by milliseconds: Int64) {
+        withDrainBudget(drainBudget) { loop.advance(by: milliseconds) }
+        settle()
+    }
+
+    /// Runs the loop's later turns: handlers, batch slices, cuts, commits,
+    /// the answers they held, and timers now due.
     func settle() {
-        repeat {
-            journalLoop.drain()
-            loop.fireDue()
-        } while !journalLoop.isEmpty
+        withDrainBudget(drainBudget) {
+            repeat {
+                while !journalLoop.isEmpty { meter.turn { journalLoop.runNext() } }
+                loop.fireDue()
+            } while !journalLoop.isEmpty
+        }
     }
 
     /// A client closes its connection and opens a new one.

@@ -45,10 +45,13 @@ final class BatchAnswer {
     func fill(_ index: Int, _ answer: OutgoingMessage) {
         // Each answer but the first also takes a comma: counted for all, the
         // bound is kept with a byte to spare.
+        // Written first, then measured: a result (a `list` page) is made to
+        // fit the room left, so writing it is the one pass over it.
         let remaining = remainingBytes
-        let size = answer.byteCount(upTo: remaining) + 1
+        let written = answer.writingResult()
+        let size = written.byteCount(upTo: remaining) + 1
         if size <= remaining {
-            answers[index] = answer.writingResult()
+            answers[index] = written
             bytes += size
         } else {
             let replacement = answer.replaced(by: Self.tooLarge(maxBytes))
