@@ -15,7 +15,11 @@ Shapes:
 - resolve-children: `resolve` of a promise with 100,000 `then` children;
 - cancel-all: `cancel` of an `all` over one pending id repeated 250,000 times;
 - cancel-prefix: `cancelPrefix` over 100,000 `then` children, cursor after cursor;
-- all-chain: `resolve` of the root of a chain of 5,000 `all`, each over the one before.
+- all-chain: `resolve` of the root of a chain of 5,000 `all`, each over the one before;
+- silent-progress: 200 `progress` calls with a 60 KB message, one after the other,
+  to 150 subscribers that never read.
+
+Each line also gives the daemon's resident memory after the heavy line (rssKiB).
 
     usage: [TURN_PROBE_DAEMON_ARGS="--flag value…"] turn-probe.py PROMISED [SHAPE…]
     e.g.   swift build -c release --product promised
@@ -169,6 +173,33 @@ def setup_all_chain(c):
     return lambda: c.call("resolve", {"id": "link/0", "value": 1})
 
 
+def setup_silent_progress(c):
+    c.call("create", {"id": "topic"})
+    silent = []
+    for _ in range(150):
+        subscriber = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        subscriber.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        subscriber.connect(c.sock.getpeername())
+        subscriber.sendall(b'{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["topic"]}}\n')
+        silent.append(subscriber)
+    c.call("info")  # every subscription is in
+    message = "m" * 60_000
+
+    def run():
+        for step in range(1, 201):
+            c.call("progress", {"id": "topic", "progress": step / 1000, "message": message})
+        assert silent  # kept open, unread, until the daemon stops
+    return run
+
+
+def resident_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
 SHAPES = {
     "list-batch": setup_list_batch,
     "create-batch": setup_create_batch,
@@ -177,6 +208,7 @@ SHAPES = {
     "cancel-all": setup_cancel_all,
     "cancel-prefix": setup_cancel_prefix,
     "all-chain": setup_all_chain,
+    "silent-progress": setup_silent_progress,
 }
 
 
@@ -202,7 +234,7 @@ def measure(promised, shape):
         took = time.perf_counter() - start
         time.sleep(0.05)
         figures = probe.stop()
-        return {"shape": shape, "heavyMs": round(took * 1000, 1), **figures}
+        return {"shape": shape, "heavyMs": round(took * 1000, 1), **figures, "rssKiB": resident_kib(daemon.pid)}
     finally:
         daemon.terminate()
         daemon.wait()

@@ -38,6 +38,15 @@ static inline ssize_t CLibUV_send(int fd, const void *buffer, size_t length, int
     return syscall(SYS_sendto, fd, buffer, length, flags, NULL, 0);
 }
 
+/// `sendmsg(2)` of `count` buffers, as the bare system call (see above).
+/// libuv's `uv_buf_t` on Unix has the layout of `struct iovec`.
+static inline ssize_t CLibUV_sendBuffers(int fd, const uv_buf_t *buffers, int count, int flags) {
+    struct msghdr message = {0};
+    message.msg_iov = (struct iovec *)buffers;
+    message.msg_iovlen = (size_t)count;
+    return syscall(SYS_sendmsg, fd, &message, flags);
+}
+
 static inline ssize_t CLibUV_recv(int fd, void *buffer, size_t length, int flags) {
     return syscall(SYS_recvfrom, fd, buffer, length, flags, NULL, NULL);
 }

@@ -91,11 +91,11 @@ final class Connection: RPCPeer {
     private let maxOutputBufferBytes: Int
     private var logger: Logger
     /// Bytes sent and not yet handed to the socket.
-    @exclusivity(unchecked) private var queued = UVWriteBuffer()
+    @exclusivity(unchecked) private var queued = OutgoingBytes()
     /// Bytes of messages for this client held back by the journal.
     private var heldBytes = 0
-    /// Bytes of the one `uv_write` in flight (it started at some offset).
-    @exclusivity(unchecked) private var writing = UVWriteBuffer()
+    /// Bytes of the one `uv_write` in flight.
+    @exclusivity(unchecked) private var writing = OutgoingBytes()
     private var isFlushScheduled = false
     /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
     private var lastDirectWriteTurn: UInt64?
@@ -263,13 +263,21 @@ final class Connection: RPCPeer {
 
     // MARK: Writing
 
+    /// A long message is queued by reference to `message`, not copied: a
+    /// notification goes to every subscriber in the one array it was written in.
     @discardableResult
     func send(_ message: [UInt8]) -> Bool {
-        message.withUnsafeBytes { send(line: $0) }
+        message.withUnsafeBytes { send(line: $0, in: message.count >= OutgoingBytes.sharedFrom ? message : nil) }
     }
 
     @discardableResult
     func send(line message: UnsafeRawBufferPointer) -> Bool {
+        send(line: message, in: nil)
+    }
+
+    /// Sends `message`, whose bytes are those of `array` when it is given:
+    /// then what waits is kept by reference to it.
+    private func send(line message: UnsafeRawBufferPointer, in array: [UInt8]?) -> Bool {
         guard isOpen, admits(message.count) else { return false }
         if !isFlushScheduled && !pipe.isWriting {
             // Writing the first message at once spares a second visit to
@@ -281,28 +289,38 @@ final class Connection: RPCPeer {
             if isReceiving {
                 if queued.isEmpty && !wroteWhileReceiving {
                     wroteWhileReceiving = true
-                    writeAtOnce(message)
+                    writeAtOnce(message, in: array)
                     return isOpen
                 }
-                queued.append(message)
+                enqueue(message, in: array)
                 account()
                 return true
             }
             if queued.isEmpty, let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
                 lastDirectWriteTurn = turn
-                writeAtOnce(message)
+                writeAtOnce(message, in: array)
                 return isOpen
             }
             isFlushScheduled = true
             flushQueue.schedule(self)
         }
-        queued.append(message)
+        enqueue(message, in: array)
         account()
         return true
     }
 
-    /// Messages in parts longer than this are copied part by part into
-    /// the buffer that is written, not joined into a line first.
+    /// Queues `message` from byte `offset` on: by reference to `array`, when
+    /// given, which holds the same bytes.
+    private func enqueue(_ message: UnsafeRawBufferPointer, in array: [UInt8]?, from offset: Int = 0) {
+        if let array {
+            queued.append(shared: array[offset...])
+        } else {
+            queued.append(UnsafeRawBufferPointer(rebasing: message[offset...]))
+        }
+    }
+
+    /// Messages in parts longer than this are queued part by part (long
+    /// parts by reference), not joined into a line first.
     static let partsCopiedAloneFrom = 64 * 1024
 
     @discardableResult
@@ -311,8 +329,7 @@ final class Connection: RPCPeer {
         // A short message takes the path of a line, which may write it at once.
         guard total > Self.partsCopiedAloneFrom else { return send(joinedLine(parts)) }
         guard isOpen, admits(total) else { return false }
-        queued.reserve(queued.count + total)
-        for part in parts { part.withUnsafeBytes { queued.append($0) } }
+        for part in parts { queued.append(shared: part) }
         account()
         // While a read is handled, its end flushes; otherwise before the loop sleeps.
         if !isReceiving && !isFlushScheduled && !pipe.isWriting {
@@ -374,10 +391,9 @@ final class Connection: RPCPeer {
         account()
     }
 
-    /// Writes `message` from the caller's bytes, copying only what the
-    /// socket does not take: one notification sent to thousands of
-    /// subscribers is then never copied into their buffers.
-    private func writeAtOnce(_ message: UnsafeRawBufferPointer) {
+    /// Writes `message` from the caller's bytes, queuing only what the
+    /// socket does not take (by reference to `array`, when given).
+    private func writeAtOnce(_ message: UnsafeRawBufferPointer, in array: [UInt8]?) {
         do {
             let written = try pipe.tryWrite(message)
             bytesHanded += written
@@ -385,7 +401,7 @@ final class Connection: RPCPeer {
                 drained()
                 return
             }
-            queued.append(UnsafeRawBufferPointer(rebasing: message[written...]))
+            enqueue(message, in: array, from: written)
             flush()
             account()
         } catch {
@@ -430,7 +446,10 @@ final class Connection: RPCPeer {
             return
         }
         do {
-            let written = try pipe.tryWrite(queued.bytes)
+            let pipe = self.pipe
+            let written = try queued.withBuffers { (buffers) throws(UVError) in
+                try pipe.tryWrite(buffers: UnsafeBufferPointer(buffers))
+            }
             bytesHanded += written
             if written == queued.count {
                 queued.removeAll()
@@ -438,11 +457,11 @@ final class Connection: RPCPeer {
                 drained()
                 return
             }
-            bytesHanded += queued.count - written
+            queued.removeFirst(written)
+            bytesHanded += queued.count
             swap(&writing, &queued)
-            queued.removeAll()
-            try pipe.write(UnsafeRawBufferPointer(rebasing: writing.bytes[written...])) { [unowned self] error in
-                didWrite(error)
+            try writing.withBuffers { (buffers) throws(UVError) in
+                try pipe.write(buffers: buffers) { [unowned self] error in didWrite(error) }
             }
             account()
         } catch {

@@ -162,6 +162,29 @@ struct ConnectionMemoryTests {
         }
     }
 
+    @Test("a progress message told to 100 subscribers that do not read is kept once: 360 MB queued for them take under 64 MB of the daemon's memory, and all stay connected")
+    func silentSubscribersShareTheNotificationBytes() throws {
+        try E2EDaemon.with(extraArguments: ["--max-buffered-bytes", "\(2 << 30)"]) { daemon in
+            let writer = try daemon.client()
+            try writer.call("create", ["id": "p"])
+            let subscribe = #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"ids":["p"]}}"#
+            let silent = try (0..<100).map { _ in try E2ERawConnection(path: daemon.socketPath) }
+            for subscriber in silent { try #require(subscriber.writeLine(subscribe)) }
+            #expect(E2E.eventually(timeout: .seconds(10)) { (try? writer.call("info")["connections"]?.intValue) == 101 })
+            let residentBefore = try #require(residentBytes(daemon.pid))
+            let message = String(repeating: "m", count: 60_000)
+            for step in 1...60 {
+                try writer.call("progress", ["id": "p", "progress": .double(Double(step) / 100), "message": .string(message)])
+            }
+            let residentAfter = try #require(residentBytes(daemon.pid))
+            // Copied for each, the messages would take 100 × 60 × 60 KB; shared, 60 × 60 KB.
+            #expect(residentAfter - residentBefore < 64 << 20,
+                    "resident memory grew from \(residentBefore) to \(residentAfter) bytes")
+            #expect(try writer.call("info")["connections"] == 101)
+            for subscriber in silent { #expect(subscriber.isOpenToDaemon, "a silent subscriber is still connected") }
+        }
+    }
+
     @Test("unfinished lines past the budget: the largest holder gets a maxBufferedBytes error line and is closed; the others finish their lines")
     func halfLinesPastBudgetCutLargest() throws {
         try E2EDaemon.with(extraArguments: ["--max-buffered-bytes", "1000000"]) { daemon in

@@ -203,6 +203,26 @@ final class UVPipe: UVHandle {
         }
     }
 
+    /// ``tryWrite(_:)`` of several buffers, in order, in one `sendmsg(2)`.
+    /// At most `IOV_MAX` (1,024) buffers go in one call: the rest wait for the next.
+    func tryWrite(buffers: UnsafeBufferPointer<uv_buf_t>) throws(UVError) -> Int {
+        guard let fd = fileDescriptor else { throw UVError(code: UV_EBADF.rawValue, function: "uv_try_write") }
+        guard writeQueueSize == 0, let start = buffers.baseAddress else { return 0 }
+        let count = Int32(min(buffers.count, Self.maxBuffersPerCall))
+        while true {
+            let sent = CLibUV_sendBuffers(fd, start, count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            if sent >= 0 { return sent }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK, ENOBUFS: return 0
+            default: throw UVError(code: -errno, function: "sendmsg")
+            }
+        }
+    }
+
+    /// `IOV_MAX` on Linux.
+    static let maxBuffersPerCall = 1_024
+
     private static func buffer(_ bytes: UnsafeRawBufferPointer) -> uv_buf_t {
         uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
                  len: bytes.count)
@@ -212,6 +232,16 @@ final class UVPipe: UVHandle {
     /// `completion` runs (with nil, or the error; `UV_ECANCELED` when the pipe
     /// is closed first). One write at a time.
     func write(_ bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+        var buffer = Self.buffer(bytes)
+        try withUnsafeMutablePointer(to: &buffer) { (pointer) throws(UVError) in
+            try write(buffers: UnsafeMutableBufferPointer(start: pointer, count: 1), completion)
+        }
+    }
+
+    /// ``write(_:_:)`` of several buffers, in order. libuv copies the
+    /// buffers' descriptions; the bytes they point at must stay valid and
+    /// unchanged until `completion` runs.
+    func write(buffers: UnsafeMutableBufferPointer<uv_buf_t>, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
         precondition(onWritten == nil, "UVPipe: one write at a time")
         let request: UnsafeMutablePointer<uv_write_t>
         if let writeRequest {
@@ -220,9 +250,8 @@ final class UVPipe: UVHandle {
             request = .allocate(capacity: 1)
             writeRequest = request
         }
-        var buffer = Self.buffer(bytes)
         onWritten = completion
-        let code = uv_write(request, stream, &buffer, 1) { request, status in
+        let code = uv_write(request, stream, buffers.baseAddress, UInt32(buffers.count)) { request, status in
             guard let request, let pipe = UVHandle.object(UVPipe.self, from: UnsafeMutableRawPointer(request.pointee.handle))
             else { return }
             let completion = pipe.onWritten
