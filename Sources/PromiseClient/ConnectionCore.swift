@@ -144,6 +144,12 @@ final class ConnectionCore: Sendable {
         }
     }
 
+    /// What the connection holds now: requests awaiting an answer, ids
+    /// subscribed to, watchers. Tests check that what was given up is gone.
+    var tableCounts: (requests: Int, subscribedIDs: Int, watchers: Int) {
+        state.withLock { ($0.machine.requestsInFlight, $0.machine.subscribedIDs, $0.machine.watcherCount) }
+    }
+
     // MARK: Writing
 
     /// Writes what is queued, unless another caller is at it already.
@@ -323,7 +329,8 @@ final class ConnectionCore: Sendable {
         case .notification(.settled(let record, let watchers, let finished)):
             for watcher in watchers { watcher.settled(record) }
             for watcher in finished { watcher.finished() }
-        case .notification(.progress(let id, let fraction, let message, let watchers)):
+        case .notification(.progress(let id, let fraction, let message, let watchers)),
+             .answer(.progress(let id, let fraction, let message, let watchers)):
             for watcher in watchers { watcher.progressed(id: id, fraction: fraction, message: message) }
         case .answer(.none), .notification(.none):
             break

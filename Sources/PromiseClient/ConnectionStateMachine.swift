@@ -51,6 +51,8 @@ struct ConnectionStateMachine<Responder, Watcher> {
         case respond(Responder, Result<JSONValue, PromiseConnectionError>)
         /// A `subscribe` was refused: these watchers end with the error.
         case failWatchers([Watcher], PromiseConnectionError)
+        /// The record read after a reconnection shows progress: tell `watchers`.
+        case progress(id: String, fraction: Double, message: String?, watchers: [Watcher])
         case none
     }
 
@@ -94,6 +96,8 @@ struct ConnectionStateMachine<Responder, Watcher> {
         case subscribe
         case unsubscribe
         case lease(String)
+        /// A `get` after a reconnection, for progress reported while the connection was down.
+        case progressCheck(String)
     }
 
     /// The local watchers of one id, and the `subscribe` request that subscribed it.
@@ -187,6 +191,13 @@ struct ConnectionStateMachine<Responder, Watcher> {
             // Settled, or forgotten meanwhile: nothing left to hold.
             if case .failure = result { leases.remove(id) }
             return .none
+        case .progressCheck(let id):
+            guard case .success(let record) = result, record["state"] == "pending",
+                  let fraction = record["progress"]?.doubleValue, fraction > 0,
+                  let interest = interests[id]
+            else { return .none }
+            let told = interest.watchers.compactMap { watchers[$0]?.watcher }
+            return .progress(id: id, fraction: fraction, message: record["progressMessage"]?.stringValue, watchers: told)
         case .unsubscribe:
             return .none
         case .subscribe:
@@ -307,7 +318,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
                     failed.append(responder)
                     requests[id] = nil
                 }
-            case .subscribe, .unsubscribe, .lease:
+            case .subscribe, .unsubscribe, .lease, .progressCheck:
                 requests[id] = nil
             }
         }
@@ -332,7 +343,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
 
     /// Connected again: the lines to write first, in order — take the leases
     /// back, subscribe to every watched id again (a settlement made meanwhile
-    /// is told at once), then the requests kept for this connection.
+    /// is told at once), read each watched id's record (`get`: progress
+    /// reported meanwhile is told once, from it), then the requests kept for
+    /// this connection.
     mutating func reconnected() -> [UInt8] {
         guard case .reconnecting = phase else { return [] }
         phase = .open
@@ -352,6 +365,12 @@ struct ConnectionStateMachine<Responder, Watcher> {
             for id in chunk { interests[id]!.subscribeRequest = requestID }
             bytes += Self.line(id: requestID, method: "subscribe", params: ["ids": .array(chunk.map { .string($0) })])
             start += Self.subscribeChunk
+        }
+        // After the subscribes: no progress notification that comes before a record is newer than it.
+        for id in pending {
+            let requestID = takeRequestID()
+            requests[requestID] = .progressCheck(id)
+            bytes += Self.line(id: requestID, method: "get", params: ["id": .string(id)])
         }
         for id in requests.keys.sorted() {
             guard case .call(let responder, let line?, let retryable, let takesLease) = requests[id]! else { continue }

@@ -59,9 +59,12 @@ extension PromiseConnection {
             connection.promisedRequest("get", RemoteRequests.id(id), decode: RemoteRequests.record)
         }
 
-        /// As ``PromiseConnection/wait(_:timeout:)``.
+        /// As ``PromiseConnection/wait(_:timeout:)``; cancelling the
+        /// promise withdraws the wait from the daemon.
         public func wait(_ id: String, timeout: Duration? = nil) -> Promise<PromiseRecord> {
-            connection.promisedRequest("wait", RemoteRequests.wait(id, timeout: timeout), decode: RemoteRequests.record)
+            let waiter = RemoteWaiter(id: id, core: connection.core)
+            waiter.start(timeout: timeout)
+            return waiter.promise
         }
 
         /// As ``PromiseConnection/reportProgress(_:_:message:)``.

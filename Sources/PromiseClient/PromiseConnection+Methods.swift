@@ -1,3 +1,4 @@
+import Promise
 import PromiseJSON
 import PromiseRPC
 
@@ -87,13 +88,20 @@ extension PromiseConnection {
 
     /// The record of promise `id` once it has settled; it may be created after the call.
     ///
+    /// It waits through a subscription (`subscribe`), so a task cancelled
+    /// while it waits withdraws it (`unsubscribe`): the daemon keeps nothing
+    /// for it, and it counts against `maxSubscriptionsPerConnection`, not
+    /// `maxWaitersPerConnection`. Reconnections do not end it.
+    ///
     /// ```swift
     /// let record = try await remote.wait("build/lib", timeout: .seconds(60))
     /// ```
     /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/timedOut``
-    ///   when `timeout` passed first (the promise is untouched).
+    ///   when `timeout` passed first (the promise is untouched; the error's
+    ///   ``PromiseConnectionError/record`` is its pending record, or nil if it
+    ///   does not exist yet); `CancellationError` when the task is cancelled.
     public func wait(_ id: String, timeout: Duration? = nil) async throws -> PromiseRecord {
-        try await request("wait", RemoteRequests.wait(id, timeout: timeout), decode: RemoteRequests.record)
+        try await calls.wait(id, timeout: timeout).value(cancellingOnTaskCancellation: true)
     }
 
     /// Reports the progress of promise `id`, 0…1, with an optional message;
@@ -119,4 +127,5 @@ extension PromiseConnection {
     public func lease(_ id: String) async throws -> PromiseRecord {
         try await request("lease", RemoteRequests.id(id), takesLease: true, decode: RemoteRequests.record)
     }
+
 }

@@ -23,10 +23,10 @@ import PromiseRPC
 ///
 /// Cancelling the task that awaits a call ends the await at once with
 /// `CancellationError` but does not withdraw the request: the daemon still
-/// carries it out and answers, and the answer is dropped (a `wait` given up
-/// this way stays with the daemon until it is answered or the connection
-/// closes). Dropping the last reference to a connection closes it, as
-/// ``close()`` does.
+/// carries it out and answers, and the answer is dropped. A
+/// ``wait(_:timeout:)`` is the exception: it is withdrawn, so that waits
+/// given up leave nothing on the daemon. Dropping the last reference to a
+/// connection closes it, as ``close()`` does.
 public final class PromiseConnection: Sendable {
     let core: ConnectionCore
 
