@@ -78,6 +78,15 @@ extension PromiseConnection {
             connection.promisedRequest("lease", RemoteRequests.id(id), takesLease: true, decode: RemoteRequests.record)
         }
 
+        /// As ``PromiseConnection/pools()``.
+        public func pools() -> Promise<[PoolStatus]> { send(.pools) }
+
+        /// As ``PromiseConnection/setPool(_:limit:)``.
+        public func setPool(_ name: String, limit: Int) -> Promise<PoolStatus> { send(.setPool(name, limit: limit)) }
+
+        /// As ``PromiseConnection/logs(_:)``.
+        public func logs(_ id: String) -> Promise<PromiseLog> { send(.logs(id)) }
+
         /// As ``PromiseConnection/call(_:_:)``.
         public func call(_ method: String, _ params: [String: JSONValue] = [:]) -> Promise<JSONValue> {
             connection.promisedRequest(method, params) { $0 }

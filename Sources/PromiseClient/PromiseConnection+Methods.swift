@@ -128,4 +128,38 @@ extension PromiseConnection {
         try await request("lease", RemoteRequests.id(id), takesLease: true, decode: RemoteRequests.record)
     }
 
+    /// Every pool of the daemon, sorted by name (docs/PROTOCOL.md, "Pools").
+    ///
+    /// ```swift
+    /// for pool in try await remote.pools() { print(pool.name, pool.running, "/", pool.limit) }
+    /// ```
+    public func pools() async throws -> [PoolStatus] {
+        try await send(.pools)
+    }
+
+    /// Makes pool `name` if needed and sets its limit (0…65536; 0 pauses
+    /// it); what can start then starts. The daemon stores the limit before it answers.
+    ///
+    /// ```swift
+    /// try await remote.setPool("cc", limit: 4)
+    /// ```
+    /// - Returns: The pool, with the new limit.
+    /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/invalidParams``
+    ///   for a name or limit out of range, ``PromiseConnectionError/Code/refused`` past `maxPools`.
+    @discardableResult
+    public func setPool(_ name: String, limit: Int) async throws -> PoolStatus {
+        try await send(.setPool(name, limit: limit))
+    }
+
+    /// What the daemon kept of step `id`'s output: the end of its stdout
+    /// and stderr (docs/PROTOCOL.md, "Logs").
+    ///
+    /// ```swift
+    /// print(try await remote.logs("test/lib").stderr, terminator: "")
+    /// ```
+    /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/noSuchPromise``
+    ///   (also for an id not created yet).
+    public func logs(_ id: String) async throws -> PromiseLog {
+        try await send(.logs(id))
+    }
 }
