@@ -114,10 +114,10 @@ final class ConnectionCore: Sendable {
         }
     }
 
-    /// Stops telling watcher `watcherID`; unsubscribes what no one else watches.
-    func endWatch(_ watcherID: Int) {
+    /// Stops telling watcher `watcherID`, started on `ids`; unsubscribes what no one else watches.
+    func endWatch(_ watcherID: Int, ids: [String]) {
         let queued = state.withLock { state -> Bool in
-            guard let line = state.machine.watchEnded(watcherID) else { return false }
+            guard let line = state.machine.watchEnded(watcherID, ids: ids) else { return false }
             state.outbox.append(contentsOf: line)
             return true
         }

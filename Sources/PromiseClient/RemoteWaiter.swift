@@ -29,7 +29,7 @@ final class RemoteWaiter: RemoteWatcher {
     /// Subscribes, listens for a local cancel, and starts the timer.
     func start(timeout: Duration?) {
         core.watch([id], watcher: self, id: watcherID)
-        promise.onCancel(on: .inline) { [core, watcherID] in core.endWatch(watcherID) }
+        promise.onCancel(on: .inline) { [self] in core.endWatch(watcherID, ids: [id]) }
         guard let timeout, promise.isPending else { return }
         let milliseconds = RemoteRequests.milliseconds(timeout)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(milliseconds, Int(Int32.max)))) {
@@ -42,7 +42,7 @@ final class RemoteWaiter: RemoteWatcher {
     /// with ``PromiseConnectionError/Code/timedOut`` carrying it.
     private func timedOut(afterMilliseconds milliseconds: Int) {
         guard promise.isPending else { return }
-        core.endWatch(watcherID)
+        core.endWatch(watcherID, ids: [id])
         core.call("get", RemoteRequests.id(id)) { [promise, id] result in
             var data: JSONValue = ["id": .string(id)]
             if case .success(let json) = result, let record = try? PromiseRecord(json) {

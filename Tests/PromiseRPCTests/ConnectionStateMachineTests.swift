@@ -168,15 +168,15 @@ struct ConnectionStateMachineTests {
         var machine = Machine()
         _ = machine.watchStarted("m1", id: 1, ids: ["a"])
         _ = machine.watchStarted("m2", id: 2, ids: ["a", "b"])
-        let stayed = machine.watchEnded(1)
+        let stayed = machine.watchEnded(1, ids: ["a"])
         #expect(stayed == nil)
-        let left = machine.watchEnded(2)
+        let left = machine.watchEnded(2, ids: ["a", "b"])
         let line = try #require(left)
         let unsubscribe = try Self.message(line)
         #expect(unsubscribe["method"] == "unsubscribe")
         #expect(unsubscribe["params"]?["ids"]?.arrayValue?.compactMap(\.stringValue).sorted() == ["a", "b"])
         #expect(machine.subscribedIDs == 0)
-        let twice = machine.watchEnded(2)
+        let twice = machine.watchEnded(2, ids: ["a", "b"])
         #expect(twice == nil)
         guard case .none = machine.notificationReceived(method: "settled", params: Self.record("a", "fulfilled", value: 1))
         else { Issue.record("a watcher that left was told"); return }
@@ -368,7 +368,7 @@ struct ConnectionStateMachineTests {
         guard case .none = machine.answerReceived(
             id: try #require(gets["n"]), result: .failure(RPCError(.noSuchPromise, "no such promise")))
         else { Issue.record("a missing promise was told"); return }
-        _ = machine.watchEnded(3)
+        _ = machine.watchEnded(3, ids: ["g"])
         let left: JSONValue = ["id": "g", "state": "pending", "progress": 0.5]
         guard case .none = machine.answerReceived(id: try #require(gets["g"]), result: .success(left))
         else { Issue.record("a watcher that left was told"); return }
