@@ -48,7 +48,8 @@ public final class PromiseConnection: Sendable {
     /// connects again as `reconnect` says (by default as `promisectl wait`
     /// does: 50 ms doubling up to 1 s, for 30 s). On the new connection it
     /// takes back the leases it holds, subscribes again for every mirror and
-    /// watch (a settlement made meanwhile is told then, once), and sends again
+    /// watch (a settlement made meanwhile is told then, once; progress made
+    /// meanwhile is read back with `get` and told once), and sends again
     /// the requests in flight that are safe to send twice (`get`, `wait`,
     /// `list`, `info`, `logs`, `progress`, `lease`); the others fail with
     /// ``PromiseConnectionError/Code/connectionLost``, since they may have been
