@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PromiseJSON
 import PromiseRPC
 import Synchronization
@@ -29,6 +30,8 @@ final class ConnectionCore: Sendable {
     static let retryableMethods: Set<String> = ["get", "wait", "list", "info", "logs", "progress", "lease"]
 
     let socketPath: String
+    /// Tells of reconnections, protocol violations and dropped notifications.
+    let logger: Logger
     private let state: Mutex<Locked>
     private let watcherIDs = Atomic<Int>(1)
     /// Signalled by ``close()`` to cut a wait between reconnection attempts short.
@@ -50,11 +53,16 @@ final class ConnectionCore: Sendable {
     private enum Delivery: Sendable {
         case answer(Machine.AnswerAction)
         case notification(Machine.NotificationAction)
+        /// A notification nothing here watches (a watcher that left, a method this client does not know).
+        case dropped(method: String, id: String?)
     }
 
     /// Connects and starts the reader thread.
-    init(socketPath: String, policy: ReconnectPolicy) throws(PromiseConnectionError) {
+    init(socketPath: String, policy: ReconnectPolicy, logger: Logger) throws(PromiseConnectionError) {
         self.socketPath = socketPath
+        var logger = logger
+        logger[metadataKey: "socket"] = "\(socketPath)"
+        self.logger = logger
         let socket: DuplexUnixSocket
         do {
             socket = try DuplexUnixSocket(connectingTo: socketPath)
@@ -198,10 +206,17 @@ final class ConnectionCore: Sendable {
         while true {
             let failure = read(socket, into: buffer)
             socket.shutdown()
+            var wasOpen = false
             var end = state.withLock { state -> Machine.EndAction in
                 state.outbox = []
                 state.flushing = false
+                if case .open = state.machine.phase { wasOpen = true }
                 return state.machine.connectionLost(failure, at: .now)
+            }
+            if end.reconnectAfter != nil {
+                logger.warning("lost the daemon; reconnecting", metadata: ["reason": "\(failure.message)"])
+            } else if wasOpen {
+                logger.notice("the connection to the daemon ended", metadata: ["reason": "\(end.error.message)"])
             }
             perform(end)
             guard let next = reconnect(after: &end) else { return }
@@ -229,10 +244,16 @@ final class ConnectionCore: Sendable {
                     return true
                 }
                 guard connected else { return nil }
+                logger.notice("connected to the daemon again")
                 flush()
                 return socket
             } catch {
                 end = state.withLock { $0.machine.reconnectFailed(at: .now, PromiseConnectionError(error)) }
+                if end.reconnectAfter == nil {
+                    logger.error("gave up reconnecting to the daemon", metadata: ["reason": "\(end.error.message)"])
+                } else {
+                    logger.debug("could not reconnect yet", metadata: ["reason": "\(error)"])
+                }
                 perform(end)
             }
         }
@@ -263,7 +284,9 @@ final class ConnectionCore: Sendable {
                         messages.append(try JSONValue(parsing: input[lineStart..<lineEnd]))
                     } catch {
                         let text = String(decoding: input[lineStart..<min(lineEnd, lineStart + 200)], as: UTF8.self)
-                        return PromiseConnectionError(.invalidResponse, "the daemon sent a line that is not JSON: \(text)")
+                        let error = PromiseConnectionError(.invalidResponse, "the daemon sent a line that is not JSON: \(text)")
+                        logger.error("the daemon broke the protocol", metadata: ["reason": "\(error.message)"])
+                        return error
                     }
                 }
                 lineStart = newline + 1
@@ -274,7 +297,10 @@ final class ConnectionCore: Sendable {
             if input.count > Self.maxLineBytes {
                 return PromiseConnectionError(.invalidResponse, "the daemon sent a line longer than \(Self.maxLineBytes) bytes")
             }
-            if let error = deliver(messages) { return error }
+            if let error = deliver(messages) {
+                logger.error("the daemon broke the protocol", metadata: ["reason": "\(error.message)"])
+                return error
+            }
         }
     }
 
@@ -313,7 +339,12 @@ final class ConnectionCore: Sendable {
                 return PromiseConnectionError(.invalidResponse, "the daemon sent an answer with neither result nor error: \(message)")
             }
         } else if case .string(let method)? = members["method"] {
-            deliveries.append(.notification(machine.notificationReceived(method: method, params: members["params"] ?? .null)))
+            let action = machine.notificationReceived(method: method, params: members["params"] ?? .null)
+            if case .none = action {
+                deliveries.append(.dropped(method: method, id: members["params"]?["id"]?.stringValue))
+            } else {
+                deliveries.append(.notification(action))
+            }
         } else {
             return PromiseConnectionError(.invalidResponse, "the daemon sent an unexpected message: \(message)")
         }
@@ -332,6 +363,8 @@ final class ConnectionCore: Sendable {
         case .notification(.progress(let id, let fraction, let message, let watchers)),
              .answer(.progress(let id, let fraction, let message, let watchers)):
             for watcher in watchers { watcher.progressed(id: id, fraction: fraction, message: message) }
+        case .dropped(let method, let id):
+            logger.trace("dropped a notification nothing watches", metadata: ["method": "\(method)", "id": "\(id ?? "")"])
         case .answer(.none), .notification(.none):
             break
         }

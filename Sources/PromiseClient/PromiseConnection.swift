@@ -1,3 +1,4 @@
+import Logging
 import Promise
 import PromiseJSON
 import PromiseRPC
@@ -59,15 +60,22 @@ public final class PromiseConnection: Sendable {
     ///   - socketPath: The daemon's socket; nil looks where `promisectl`
     ///     does (`$PROMISED_SOCKET`, `$XDG_RUNTIME_DIR/promised.sock`, …; see `SocketPath`).
     ///   - reconnect: How to get the daemon back; ``ReconnectPolicy/never`` fails everything at once.
+    ///   - logger: Where the connection tells of losing the daemon and
+    ///     reconnecting (warning, notice), of a daemon that breaks the
+    ///     protocol (error) and of notifications it drops (trace). By default
+    ///     nothing is logged, as swift-log asks of libraries: pass your own.
     /// - Throws: ``PromiseConnectionError`` with ``PromiseConnectionError/Code/unreachable``
     ///   when nothing listens there (the first connection is not retried),
     ///   ``PromiseConnectionError/Code/refused`` when the daemon there runs as
     ///   another user (nothing is sent to it).
-    public static func connect(socketPath: String? = nil, reconnect: ReconnectPolicy = .default)
-        async throws -> PromiseConnection
-    {
-        try connectNow(socketPath: socketPath, reconnect: reconnect)
+    public static func connect(
+        socketPath: String? = nil, reconnect: ReconnectPolicy = .default, logger: Logger = PromiseConnection.silentLogger
+    ) async throws -> PromiseConnection {
+        try connectNow(socketPath: socketPath, reconnect: reconnect, logger: logger)
     }
+
+    /// A logger that logs nothing: what a connection logs to unless given one.
+    public static let silentLogger = Logger(label: "PromiseConnection", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Connects from a plain thread, blocking for as long as `connect(2)` takes
     /// (a Unix socket answers at once).
@@ -76,10 +84,11 @@ public final class PromiseConnection: Sendable {
     /// let remote = try PromiseConnection.connectNow()
     /// let record = try remote.calls.get("build/lib").wait(timeout: .seconds(5))
     /// ```
-    public static func connectNow(socketPath: String? = nil, reconnect: ReconnectPolicy = .default)
-        throws(PromiseConnectionError) -> PromiseConnection
-    {
-        PromiseConnection(core: try ConnectionCore(socketPath: SocketPath.resolve(explicit: socketPath), policy: reconnect))
+    public static func connectNow(
+        socketPath: String? = nil, reconnect: ReconnectPolicy = .default, logger: Logger = PromiseConnection.silentLogger
+    ) throws(PromiseConnectionError) -> PromiseConnection {
+        PromiseConnection(core: try ConnectionCore(
+            socketPath: SocketPath.resolve(explicit: socketPath), policy: reconnect, logger: logger))
     }
 
     /// Closes the connection. Calls still waiting fail with
