@@ -26,13 +26,17 @@ final class RemoteWaiter: RemoteWatcher {
         watcherID = core.makeWatcherID()
     }
 
+    /// Timeouts longer than this (about 34 years) start no timer: they never pass.
+    static let longestTimeoutMilliseconds = 1 << 40
+
     /// Subscribes, listens for a local cancel, and starts the timer.
     func start(timeout: Duration?) {
         core.watch([id], watcher: self, id: watcherID)
         promise.onCancel(on: .inline) { [self] in core.endWatch(watcherID, ids: [id]) }
         guard let timeout, promise.isPending else { return }
         let milliseconds = RemoteRequests.milliseconds(timeout)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(min(milliseconds, Int(Int32.max)))) {
+        guard milliseconds <= Self.longestTimeoutMilliseconds else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
             [weak self] in self?.timedOut(afterMilliseconds: milliseconds)
         }
     }

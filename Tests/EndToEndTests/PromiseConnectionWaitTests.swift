@@ -101,9 +101,13 @@ struct PromiseConnectionWaitTests {
         _ = try await remote.call("info")
         #expect(Self.held(remote) == [0, 0, 0])
 
-        // A wait that is answered before its timeout is answered with the record, once.
+        // Answered before their timeouts (one of a month, one of a thousand years): the record, once.
         let answered = remote.calls.wait("slow", timeout: .seconds(60))
+        let month = remote.calls.wait("slow", timeout: .seconds(31 * 86400))
+        let forever = remote.calls.wait("slow", timeout: .seconds(1000 * 365 * 86400))
         try await remote.resolve("slow", with: "done")
         #expect(try await answered.value.value == "done")
+        #expect(try await month.value.value == "done")
+        #expect(try await forever.value.value == "done")
     }
 }
