@@ -65,7 +65,10 @@ let package = Package(
         // typed (PromiseConnection); no libuv, no server code.
         .target(
             name: "PromiseClient",
-            dependencies: ["Promise", "PromiseJSON", "PromiseRPC"],
+            dependencies: [
+                "Promise", "PromiseJSON", "PromiseRPC",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         // The store protocol, what it keeps (StoredPromise), the memory

@@ -64,16 +64,19 @@ if [ "$(nproc)" -ge 2 ]; then
 fi
 
 # From Swift: PromiseConnection (one async connection, 50 tasks) against
-# blocking clients (50 threads), and heap bytes per pending mirror, through
-# examples/swift-client's ConnectionBench on a daemon of its own.
-echo "from Swift: one async connection against blocking clients, bytes per mirror…" >&2
+# blocking clients (50 threads), bytes per pending mirror and allocations
+# per pair (malloc_counter.so preloaded), through examples/swift-client's
+# ConnectionBench on a daemon of its own.
+echo "from Swift: one async connection against blocking clients, bytes per mirror, allocations…" >&2
 swift build -c release --package-path examples/swift-client --product ConnectionBench
 client_bench="$(swift build -c release --package-path examples/swift-client --show-bin-path)/ConnectionBench"
 client_dir=$(mktemp -d)
 "$promised" --in-memory --socket "$client_dir/s.sock" 2> "$client_dir/promised.log" &
 client_daemon=$!
 for _ in $(seq 100); do [ -S "$client_dir/s.sock" ] && break; sleep 0.1; done
-"$client_bench" --socket "$client_dir/s.sock" --seconds 5 --clients 50 >> bench/daemon.jsonl
+cc -shared -fPIC -O2 -o "$client_dir/malloc_counter.so" examples/swift-client/MallocCounter/malloc_counter.c
+LD_PRELOAD="$client_dir/malloc_counter.so" "$client_bench" --socket "$client_dir/s.sock" --seconds 5 --clients 50 \
+    >> bench/daemon.jsonl
 kill "$client_daemon"; wait "$client_daemon" || true
 rm -rf "$client_dir"
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PromiseJSON
 import PromiseRPC
 import Synchronization
@@ -29,6 +30,8 @@ final class ConnectionCore: Sendable {
     static let retryableMethods: Set<String> = ["get", "wait", "list", "info", "logs", "progress", "lease"]
 
     let socketPath: String
+    /// Tells of reconnections, protocol violations and dropped notifications.
+    let logger: Logger
     private let state: Mutex<Locked>
     private let watcherIDs = Atomic<Int>(1)
     /// Signalled by ``close()`` to cut a wait between reconnection attempts short.
@@ -50,11 +53,16 @@ final class ConnectionCore: Sendable {
     private enum Delivery: Sendable {
         case answer(Machine.AnswerAction)
         case notification(Machine.NotificationAction)
+        /// A notification nothing here watches (a watcher that left, a method this client does not know).
+        case dropped(method: String, id: String?)
     }
 
     /// Connects and starts the reader thread.
-    init(socketPath: String, policy: ReconnectPolicy) throws(PromiseConnectionError) {
+    init(socketPath: String, policy: ReconnectPolicy, logger: Logger) throws(PromiseConnectionError) {
         self.socketPath = socketPath
+        var logger = logger
+        logger[metadataKey: "socket"] = "\(socketPath)"
+        self.logger = logger
         let socket: DuplexUnixSocket
         do {
             socket = try DuplexUnixSocket(connectingTo: socketPath)
@@ -114,10 +122,10 @@ final class ConnectionCore: Sendable {
         }
     }
 
-    /// Stops telling watcher `watcherID`; unsubscribes what no one else watches.
-    func endWatch(_ watcherID: Int) {
+    /// Stops telling watcher `watcherID`, started on `ids`; unsubscribes what no one else watches.
+    func endWatch(_ watcherID: Int, ids: [String]) {
         let queued = state.withLock { state -> Bool in
-            guard let line = state.machine.watchEnded(watcherID) else { return false }
+            guard let line = state.machine.watchEnded(watcherID, ids: ids) else { return false }
             state.outbox.append(contentsOf: line)
             return true
         }
@@ -142,6 +150,12 @@ final class ConnectionCore: Sendable {
             if case .closed = state.machine.phase { return false }
             return true
         }
+    }
+
+    /// What the connection holds now: requests awaiting an answer, ids
+    /// subscribed to, watchers. Tests check that what was given up is gone.
+    var tableCounts: (requests: Int, subscribedIDs: Int, watchers: Int) {
+        state.withLock { ($0.machine.requestsInFlight, $0.machine.subscribedIDs, $0.machine.watcherCount) }
     }
 
     // MARK: Writing
@@ -192,10 +206,17 @@ final class ConnectionCore: Sendable {
         while true {
             let failure = read(socket, into: buffer)
             socket.shutdown()
+            var wasOpen = false
             var end = state.withLock { state -> Machine.EndAction in
                 state.outbox = []
                 state.flushing = false
+                if case .open = state.machine.phase { wasOpen = true }
                 return state.machine.connectionLost(failure, at: .now)
+            }
+            if end.reconnectAfter != nil {
+                logger.warning("lost the daemon; reconnecting", metadata: ["reason": "\(failure.message)"])
+            } else if wasOpen {
+                logger.notice("the connection to the daemon ended", metadata: ["reason": "\(end.error.message)"])
             }
             perform(end)
             guard let next = reconnect(after: &end) else { return }
@@ -223,10 +244,16 @@ final class ConnectionCore: Sendable {
                     return true
                 }
                 guard connected else { return nil }
+                logger.notice("connected to the daemon again")
                 flush()
                 return socket
             } catch {
                 end = state.withLock { $0.machine.reconnectFailed(at: .now, PromiseConnectionError(error)) }
+                if end.reconnectAfter == nil {
+                    logger.error("gave up reconnecting to the daemon", metadata: ["reason": "\(end.error.message)"])
+                } else {
+                    logger.debug("could not reconnect yet", metadata: ["reason": "\(error)"])
+                }
                 perform(end)
             }
         }
@@ -257,7 +284,9 @@ final class ConnectionCore: Sendable {
                         messages.append(try JSONValue(parsing: input[lineStart..<lineEnd]))
                     } catch {
                         let text = String(decoding: input[lineStart..<min(lineEnd, lineStart + 200)], as: UTF8.self)
-                        return PromiseConnectionError(.invalidResponse, "the daemon sent a line that is not JSON: \(text)")
+                        let error = PromiseConnectionError(.invalidResponse, "the daemon sent a line that is not JSON: \(text)")
+                        logger.error("the daemon broke the protocol", metadata: ["reason": "\(error.message)"])
+                        return error
                     }
                 }
                 lineStart = newline + 1
@@ -268,7 +297,10 @@ final class ConnectionCore: Sendable {
             if input.count > Self.maxLineBytes {
                 return PromiseConnectionError(.invalidResponse, "the daemon sent a line longer than \(Self.maxLineBytes) bytes")
             }
-            if let error = deliver(messages) { return error }
+            if let error = deliver(messages) {
+                logger.error("the daemon broke the protocol", metadata: ["reason": "\(error.message)"])
+                return error
+            }
         }
     }
 
@@ -307,7 +339,12 @@ final class ConnectionCore: Sendable {
                 return PromiseConnectionError(.invalidResponse, "the daemon sent an answer with neither result nor error: \(message)")
             }
         } else if case .string(let method)? = members["method"] {
-            deliveries.append(.notification(machine.notificationReceived(method: method, params: members["params"] ?? .null)))
+            let action = machine.notificationReceived(method: method, params: members["params"] ?? .null)
+            if case .none = action {
+                deliveries.append(.dropped(method: method, id: members["params"]?["id"]?.stringValue))
+            } else {
+                deliveries.append(.notification(action))
+            }
         } else {
             return PromiseConnectionError(.invalidResponse, "the daemon sent an unexpected message: \(message)")
         }
@@ -323,8 +360,11 @@ final class ConnectionCore: Sendable {
         case .notification(.settled(let record, let watchers, let finished)):
             for watcher in watchers { watcher.settled(record) }
             for watcher in finished { watcher.finished() }
-        case .notification(.progress(let id, let fraction, let message, let watchers)):
+        case .notification(.progress(let id, let fraction, let message, let watchers)),
+             .answer(.progress(let id, let fraction, let message, let watchers)):
             for watcher in watchers { watcher.progressed(id: id, fraction: fraction, message: message) }
+        case .dropped(let method, let id):
+            logger.trace("dropped a notification nothing watches", metadata: ["method": "\(method)", "id": "\(id ?? "")"])
         case .answer(.none), .notification(.none):
             break
         }

@@ -51,6 +51,8 @@ struct ConnectionStateMachine<Responder, Watcher> {
         case respond(Responder, Result<JSONValue, PromiseConnectionError>)
         /// A `subscribe` was refused: these watchers end with the error.
         case failWatchers([Watcher], PromiseConnectionError)
+        /// The record read after a reconnection shows progress: tell `watchers`.
+        case progress(id: String, fraction: Double, message: String?, watchers: [Watcher])
         case none
     }
 
@@ -94,18 +96,29 @@ struct ConnectionStateMachine<Responder, Watcher> {
         case subscribe
         case unsubscribe
         case lease(String)
+        /// A `get` after a reconnection, for progress reported while the connection was down.
+        case progressCheck(String)
+    }
+
+    /// One local watcher of an id, as its interest holds it.
+    private struct Subscriber {
+        var id: WatcherID
+        var watcher: Watcher
     }
 
     /// The local watchers of one id, and the `subscribe` request that subscribed it.
+    ///
+    /// A watcher of one id (a mirror, a wait: nearly all of them) lives here
+    /// alone, in the one table entry of its id; a watcher of several ids is
+    /// also in ``multiWatches``.
     private struct Interest {
-        var watchers: InlineFirstList<WatcherID>
+        var watchers: InlineFirstList<Subscriber>
         var subscribeRequest: Int
     }
 
-    private struct WatcherEntry {
-        var watcher: Watcher
-        var ids: InlineFirstList<String>
-        /// Ids whose settlement it has not seen yet.
+    /// A watcher of more than one id: its ids, and how many of them it has not seen settle.
+    private struct MultiWatch {
+        var ids: [String]
         var remaining: Int
     }
 
@@ -118,7 +131,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
     private var nextRequestID = 1
     private var requests: [Int: Request] = [:]
     private var interests: [String: Interest] = [:]
-    private var watchers: [WatcherID: WatcherEntry] = [:]
+    private var multiWatches: [WatcherID: MultiWatch] = [:]
     /// What the daemon said, with a null id, before it closed: why it refused us.
     private var refusal: PromiseConnectionError?
 
@@ -133,8 +146,14 @@ struct ConnectionStateMachine<Responder, Watcher> {
     var requestsInFlight: Int { requests.count }
     /// How many ids the daemon is asked to tell of.
     var subscribedIDs: Int { interests.count }
-    /// How many watchers wait.
-    var watcherCount: Int { watchers.count }
+    /// How many watchers wait (counted by a walk over every interest: for tests).
+    var watcherCount: Int {
+        var single = 0
+        for interest in interests.values {
+            for subscriber in interest.watchers where multiWatches[subscriber.id] == nil { single += 1 }
+        }
+        return single + multiWatches.count
+    }
 
     // MARK: Requests
 
@@ -187,6 +206,13 @@ struct ConnectionStateMachine<Responder, Watcher> {
             // Settled, or forgotten meanwhile: nothing left to hold.
             if case .failure = result { leases.remove(id) }
             return .none
+        case .progressCheck(let id):
+            guard case .success(let record) = result, record["state"] == "pending",
+                  let fraction = record["progress"]?.doubleValue, fraction > 0,
+                  let interest = interests[id]
+            else { return .none }
+            return .progress(id: id, fraction: fraction, message: record["progressMessage"]?.stringValue,
+                             watchers: interest.watchers.map(\.watcher))
         case .unsubscribe:
             return .none
         case .subscribe:
@@ -207,26 +233,25 @@ struct ConnectionStateMachine<Responder, Watcher> {
             var told: [Watcher] = []
             var finished: [Watcher] = []
             told.reserveCapacity(interest.watchers.count)
-            for watcherID in interest.watchers {
-                guard let entry = watchers[watcherID] else { continue }
-                told.append(entry.watcher)
-                if entry.remaining <= 1 {
-                    watchers[watcherID] = nil
-                    finished.append(entry.watcher)
+            for subscriber in interest.watchers {
+                told.append(subscriber.watcher)
+                if let multi = multiWatches[subscriber.id], multi.remaining > 1 {
+                    multiWatches[subscriber.id]!.remaining -= 1
                 } else {
-                    watchers[watcherID]!.remaining -= 1
+                    multiWatches[subscriber.id] = nil
+                    finished.append(subscriber.watcher)
                 }
             }
             do {
                 return .settled(try PromiseRecord(params), watchers: told, finished: finished)
             } catch {
-                for watcherID in interest.watchers { removeWatcher(watcherID) }
+                for subscriber in interest.watchers { removeWatcher(subscriber.id, ids: []) }
                 return .failWatchers(told, error)
             }
         case "progress":
             guard let fraction = params["progress"]?.doubleValue else { return .none }
-            let told = interest.watchers.compactMap { watchers[$0]?.watcher }
-            return .progress(id: id, fraction: fraction, message: params["message"]?.stringValue, watchers: told)
+            return .progress(id: id, fraction: fraction, message: params["message"]?.stringValue,
+                             watchers: interest.watchers.map(\.watcher))
         default:
             return .none
         }
@@ -246,18 +271,21 @@ struct ConnectionStateMachine<Responder, Watcher> {
             for id in ids where seen.insert(id).inserted { unique.append(id) }
         }
         guard !unique.isEmpty else { return .finished }
-        precondition(watchers[watcherID] == nil, "watcher \(watcherID) is watching already")
+        if unique.count > 1 {
+            precondition(multiWatches[watcherID] == nil, "watcher \(watcherID) is watching already")
+            multiWatches[watcherID] = MultiWatch(ids: unique, remaining: unique.count)
+        }
 
-        watchers[watcherID] = WatcherEntry(watcher: watcher, ids: InlineFirstList(unique), remaining: unique.count)
+        let subscriber = Subscriber(id: watcherID, watcher: watcher)
         var toSubscribe: [JSONValue] = []
         var requestID = 0
         for id in unique {
             if interests[id] != nil {
-                interests[id]!.watchers.append(watcherID)
+                interests[id]!.watchers.append(subscriber)
             } else {
                 if requestID == 0 { requestID = takeRequestID() }
-                var list = InlineFirstList<WatcherID>()
-                list.append(watcherID)
+                var list = InlineFirstList<Subscriber>()
+                list.append(subscriber)
                 interests[id] = Interest(watchers: list, subscribeRequest: requestID)
                 toSubscribe.append(.string(id))
             }
@@ -273,12 +301,13 @@ struct ConnectionStateMachine<Responder, Watcher> {
     }
 
     /// The watcher gave up (a mirror cancelled, a watch stream ended); ids
-    /// no other watcher waits on are unsubscribed.
+    /// no other watcher waits on are unsubscribed. A watcher that ended
+    /// already, or was told of every id, changes nothing.
+    /// - Parameter ids: The ids it was started with.
     /// - Returns: the `unsubscribe` line to write, if any.
-    mutating func watchEnded(_ watcherID: WatcherID) -> [UInt8]? {
+    mutating func watchEnded(_ watcherID: WatcherID, ids: [String]) -> [UInt8]? {
         if case .closed = phase { return nil }
-        guard watchers[watcherID] != nil else { return nil }
-        let released = removeWatcher(watcherID)
+        let released = removeWatcher(watcherID, ids: ids)
         // While reconnecting, what no one watches is not subscribed again.
         guard !released.isEmpty, case .open = phase else { return nil }
         let requestID = takeRequestID()
@@ -307,7 +336,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
                     failed.append(responder)
                     requests[id] = nil
                 }
-            case .subscribe, .unsubscribe, .lease:
+            case .subscribe, .unsubscribe, .lease, .progressCheck:
                 requests[id] = nil
             }
         }
@@ -332,7 +361,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
 
     /// Connected again: the lines to write first, in order — take the leases
     /// back, subscribe to every watched id again (a settlement made meanwhile
-    /// is told at once), then the requests kept for this connection.
+    /// is told at once), read each watched id's record (`get`: progress
+    /// reported meanwhile is told once, from it), then the requests kept for
+    /// this connection.
     mutating func reconnected() -> [UInt8] {
         guard case .reconnecting = phase else { return [] }
         phase = .open
@@ -352,6 +383,12 @@ struct ConnectionStateMachine<Responder, Watcher> {
             for id in chunk { interests[id]!.subscribeRequest = requestID }
             bytes += Self.line(id: requestID, method: "subscribe", params: ["ids": .array(chunk.map { .string($0) })])
             start += Self.subscribeChunk
+        }
+        // After the subscribes: no progress notification that comes before a record is newer than it.
+        for id in pending {
+            let requestID = takeRequestID()
+            requests[requestID] = .progressCheck(id)
+            bytes += Self.line(id: requestID, method: "get", params: ["id": .string(id)])
         }
         for id in requests.keys.sorted() {
             guard case .call(let responder, let line?, let retryable, let takesLease) = requests[id]! else { continue }
@@ -375,10 +412,17 @@ struct ConnectionStateMachine<Responder, Watcher> {
         for request in requests.values {
             if case .call(let responder, _, _, _) = request { responders.append(responder) }
         }
-        let ended = watchers.values.map(\.watcher)
+        var ended: [Watcher] = []
+        var endedMulti = Set<WatcherID>()
+        for interest in interests.values {
+            for subscriber in interest.watchers
+            where multiWatches[subscriber.id] == nil || endedMulti.insert(subscriber.id).inserted {
+                ended.append(subscriber.watcher)
+            }
+        }
         requests = [:]
         interests = [:]
-        watchers = [:]
+        multiWatches = [:]
         leases = []
         return EndAction(responders: responders, watchers: ended, error: error)
     }
@@ -391,35 +435,35 @@ struct ConnectionStateMachine<Responder, Watcher> {
     /// Removes the watchers of the ids that `subscribe` request `requestID`
     /// subscribed; the daemon subscribed none of them.
     private mutating func failSubscription(_ requestID: Int) -> [Watcher] {
-        var failed: [WatcherID] = []
+        var failed: [Subscriber] = []
         for (id, interest) in interests where interest.subscribeRequest == requestID {
             failed.append(contentsOf: interest.watchers)
             interests[id] = nil
         }
         var ended: [Watcher] = []
-        for watcherID in Set(failed) {
-            if let entry = watchers[watcherID] { ended.append(entry.watcher) }
-            removeWatcher(watcherID)
+        var seen = Set<WatcherID>()
+        for subscriber in failed where seen.insert(subscriber.id).inserted {
+            ended.append(subscriber.watcher)
+            removeWatcher(subscriber.id, ids: [])
         }
         // Ids of these watchers subscribed by other requests stay subscribed
         // until they settle: an unsubscribe here could race a new watcher.
         return ended
     }
 
-    /// Drops a watcher and the interests only it held.
+    /// Drops a watcher and the interests only it held: from the ids of its
+    /// ``MultiWatch`` if it has one, else from `ids`.
     /// - Returns: the ids no watcher waits on any more.
     @discardableResult
-    private mutating func removeWatcher(_ watcherID: WatcherID) -> [JSONValue] {
-        guard let entry = watchers.removeValue(forKey: watcherID) else { return [] }
+    private mutating func removeWatcher(_ watcherID: WatcherID, ids: [String]) -> [JSONValue] {
+        let ids = multiWatches.removeValue(forKey: watcherID)?.ids ?? ids
         var released: [JSONValue] = []
-        for id in entry.ids {
-            guard var interest = interests[id] else { continue }
-            interest.watchers.remove(watcherID)
-            if interest.watchers.isEmpty {
+        for id in ids {
+            guard interests[id] != nil else { continue }
+            let emptied = interests[id]!.watchers.remove { $0.id == watcherID } && interests[id]!.watchers.isEmpty
+            if emptied {
                 interests[id] = nil
                 released.append(.string(id))
-            } else {
-                interests[id] = interest
             }
         }
         return released

@@ -1,7 +1,6 @@
 /// A list that keeps its first element inline and allocates only for a
-/// second: the watchers of an id and the ids of a watcher are one element
-/// nearly always (a mirror watches one id, and one mirror watches it), and
-/// an array of one would cost a heap block per pending mirror.
+/// second: the watchers of an id are one nearly always (one mirror watches
+/// it), and an array of one would cost a heap block per pending mirror.
 ///
 /// ```swift
 /// var list = InlineFirstList<Int>()
@@ -9,7 +8,7 @@
 /// list.append(8)          // the rest goes to an array
 /// list.remove(7)          // [8]
 /// ```
-struct InlineFirstList<Element: Equatable>: Sequence {
+struct InlineFirstList<Element>: Sequence {
     /// Nil only when the list is empty.
     private var head: Element?
     private var rest: [Element] = []
@@ -32,12 +31,16 @@ struct InlineFirstList<Element: Equatable>: Sequence {
         }
     }
 
-    /// Removes every element equal to `element`, keeping the order of the others.
-    mutating func remove(_ element: Element) {
-        rest.removeAll { $0 == element }
-        if head == element {
+    /// Removes every element `matches` picks, keeping the order of the others.
+    /// - Returns: whether it removed any.
+    @discardableResult
+    mutating func remove(where matches: (Element) -> Bool) -> Bool {
+        let before = count
+        rest.removeAll(where: matches)
+        if let element = head, matches(element) {
             head = rest.isEmpty ? nil : rest.removeFirst()
         }
+        return count != before
     }
 
     struct Iterator: IteratorProtocol {
@@ -55,6 +58,13 @@ struct InlineFirstList<Element: Equatable>: Sequence {
 
     func makeIterator() -> Iterator {
         Iterator(head: head, rest: rest.makeIterator())
+    }
+}
+
+extension InlineFirstList where Element: Equatable {
+    /// Removes every element equal to `element`, keeping the order of the others.
+    mutating func remove(_ element: Element) {
+        remove { $0 == element }
     }
 }
 

@@ -59,9 +59,12 @@ extension PromiseConnection {
             connection.promisedRequest("get", RemoteRequests.id(id), decode: RemoteRequests.record)
         }
 
-        /// As ``PromiseConnection/wait(_:timeout:)``.
+        /// As ``PromiseConnection/wait(_:timeout:)``; cancelling the
+        /// promise withdraws the wait from the daemon.
         public func wait(_ id: String, timeout: Duration? = nil) -> Promise<PromiseRecord> {
-            connection.promisedRequest("wait", RemoteRequests.wait(id, timeout: timeout), decode: RemoteRequests.record)
+            let waiter = RemoteWaiter(id: id, core: connection.core)
+            waiter.start(timeout: timeout)
+            return waiter.promise
         }
 
         /// As ``PromiseConnection/reportProgress(_:_:message:)``.
@@ -74,6 +77,15 @@ extension PromiseConnection {
         public func lease(_ id: String) -> Promise<PromiseRecord> {
             connection.promisedRequest("lease", RemoteRequests.id(id), takesLease: true, decode: RemoteRequests.record)
         }
+
+        /// As ``PromiseConnection/pools()``.
+        public func pools() -> Promise<[PoolStatus]> { send(.pools) }
+
+        /// As ``PromiseConnection/setPool(_:limit:)``.
+        public func setPool(_ name: String, limit: Int) -> Promise<PoolStatus> { send(.setPool(name, limit: limit)) }
+
+        /// As ``PromiseConnection/logs(_:)``.
+        public func logs(_ id: String) -> Promise<PromiseLog> { send(.logs(id)) }
 
         /// As ``PromiseConnection/call(_:_:)``.
         public func call(_ method: String, _ params: [String: JSONValue] = [:]) -> Promise<JSONValue> {

@@ -1,3 +1,4 @@
+import Promise
 import PromiseJSON
 import PromiseRPC
 
@@ -87,13 +88,20 @@ extension PromiseConnection {
 
     /// The record of promise `id` once it has settled; it may be created after the call.
     ///
+    /// It waits through a subscription (`subscribe`), so a task cancelled
+    /// while it waits withdraws it (`unsubscribe`): the daemon keeps nothing
+    /// for it, and it counts against `maxSubscriptionsPerConnection`, not
+    /// `maxWaitersPerConnection`. Reconnections do not end it.
+    ///
     /// ```swift
     /// let record = try await remote.wait("build/lib", timeout: .seconds(60))
     /// ```
     /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/timedOut``
-    ///   when `timeout` passed first (the promise is untouched).
+    ///   when `timeout` passed first (the promise is untouched; the error's
+    ///   ``PromiseConnectionError/record`` is its pending record, or nil if it
+    ///   does not exist yet); `CancellationError` when the task is cancelled.
     public func wait(_ id: String, timeout: Duration? = nil) async throws -> PromiseRecord {
-        try await request("wait", RemoteRequests.wait(id, timeout: timeout), decode: RemoteRequests.record)
+        try await calls.wait(id, timeout: timeout).value(cancellingOnTaskCancellation: true)
     }
 
     /// Reports the progress of promise `id`, 0…1, with an optional message;
@@ -118,5 +126,40 @@ extension PromiseConnection {
     @discardableResult
     public func lease(_ id: String) async throws -> PromiseRecord {
         try await request("lease", RemoteRequests.id(id), takesLease: true, decode: RemoteRequests.record)
+    }
+
+    /// Every pool of the daemon, sorted by name (docs/PROTOCOL.md, "Pools").
+    ///
+    /// ```swift
+    /// for pool in try await remote.pools() { print(pool.name, pool.running, "/", pool.limit) }
+    /// ```
+    public func pools() async throws -> [PoolStatus] {
+        try await send(.pools)
+    }
+
+    /// Makes pool `name` if needed and sets its limit (0…65536; 0 pauses
+    /// it); what can start then starts. The daemon stores the limit before it answers.
+    ///
+    /// ```swift
+    /// try await remote.setPool("cc", limit: 4)
+    /// ```
+    /// - Returns: The pool, with the new limit.
+    /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/invalidParams``
+    ///   for a name or limit out of range, ``PromiseConnectionError/Code/refused`` past `maxPools`.
+    @discardableResult
+    public func setPool(_ name: String, limit: Int) async throws -> PoolStatus {
+        try await send(.setPool(name, limit: limit))
+    }
+
+    /// What the daemon kept of step `id`'s output: the end of its stdout
+    /// and stderr (docs/PROTOCOL.md, "Logs").
+    ///
+    /// ```swift
+    /// print(try await remote.logs("test/lib").stderr, terminator: "")
+    /// ```
+    /// - Throws: ``PromiseConnectionError``: ``PromiseConnectionError/Code/noSuchPromise``
+    ///   (also for an id not created yet).
+    public func logs(_ id: String) async throws -> PromiseLog {
+        try await send(.logs(id))
     }
 }

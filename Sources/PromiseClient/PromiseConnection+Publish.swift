@@ -51,7 +51,7 @@ extension PromiseConnection {
             case .failure(let error):
                 core.send("reject", RemoteRequests.reject(id, reason: RemoteRejection(describing: error)))
             }
-            core.endWatch(watcherID)
+            core.endWatch(watcherID, ids: [id])
         }
     }
 }

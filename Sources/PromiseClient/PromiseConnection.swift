@@ -1,3 +1,4 @@
+import Logging
 import Promise
 import PromiseJSON
 import PromiseRPC
@@ -23,10 +24,10 @@ import PromiseRPC
 ///
 /// Cancelling the task that awaits a call ends the await at once with
 /// `CancellationError` but does not withdraw the request: the daemon still
-/// carries it out and answers, and the answer is dropped (a `wait` given up
-/// this way stays with the daemon until it is answered or the connection
-/// closes). Dropping the last reference to a connection closes it, as
-/// ``close()`` does.
+/// carries it out and answers, and the answer is dropped. A
+/// ``wait(_:timeout:)`` is the exception: it is withdrawn, so that waits
+/// given up leave nothing on the daemon. Dropping the last reference to a
+/// connection closes it, as ``close()`` does.
 public final class PromiseConnection: Sendable {
     let core: ConnectionCore
 
@@ -48,7 +49,8 @@ public final class PromiseConnection: Sendable {
     /// connects again as `reconnect` says (by default as `promisectl wait`
     /// does: 50 ms doubling up to 1 s, for 30 s). On the new connection it
     /// takes back the leases it holds, subscribes again for every mirror and
-    /// watch (a settlement made meanwhile is told then, once), and sends again
+    /// watch (a settlement made meanwhile is told then, once; progress made
+    /// meanwhile is read back with `get` and told once), and sends again
     /// the requests in flight that are safe to send twice (`get`, `wait`,
     /// `list`, `info`, `logs`, `progress`, `lease`); the others fail with
     /// ``PromiseConnectionError/Code/connectionLost``, since they may have been
@@ -58,15 +60,22 @@ public final class PromiseConnection: Sendable {
     ///   - socketPath: The daemon's socket; nil looks where `promisectl`
     ///     does (`$PROMISED_SOCKET`, `$XDG_RUNTIME_DIR/promised.sock`, …; see `SocketPath`).
     ///   - reconnect: How to get the daemon back; ``ReconnectPolicy/never`` fails everything at once.
+    ///   - logger: Where the connection tells of losing the daemon and
+    ///     reconnecting (warning, notice), of a daemon that breaks the
+    ///     protocol (error) and of notifications it drops (trace). By default
+    ///     nothing is logged, as swift-log asks of libraries: pass your own.
     /// - Throws: ``PromiseConnectionError`` with ``PromiseConnectionError/Code/unreachable``
     ///   when nothing listens there (the first connection is not retried),
     ///   ``PromiseConnectionError/Code/refused`` when the daemon there runs as
     ///   another user (nothing is sent to it).
-    public static func connect(socketPath: String? = nil, reconnect: ReconnectPolicy = .default)
-        async throws -> PromiseConnection
-    {
-        try connectNow(socketPath: socketPath, reconnect: reconnect)
+    public static func connect(
+        socketPath: String? = nil, reconnect: ReconnectPolicy = .default, logger: Logger = PromiseConnection.silentLogger
+    ) async throws -> PromiseConnection {
+        try connectNow(socketPath: socketPath, reconnect: reconnect, logger: logger)
     }
+
+    /// A logger that logs nothing: what a connection logs to unless given one.
+    public static let silentLogger = Logger(label: "PromiseConnection", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Connects from a plain thread, blocking for as long as `connect(2)` takes
     /// (a Unix socket answers at once).
@@ -75,10 +84,11 @@ public final class PromiseConnection: Sendable {
     /// let remote = try PromiseConnection.connectNow()
     /// let record = try remote.calls.get("build/lib").wait(timeout: .seconds(5))
     /// ```
-    public static func connectNow(socketPath: String? = nil, reconnect: ReconnectPolicy = .default)
-        throws(PromiseConnectionError) -> PromiseConnection
-    {
-        PromiseConnection(core: try ConnectionCore(socketPath: SocketPath.resolve(explicit: socketPath), policy: reconnect))
+    public static func connectNow(
+        socketPath: String? = nil, reconnect: ReconnectPolicy = .default, logger: Logger = PromiseConnection.silentLogger
+    ) throws(PromiseConnectionError) -> PromiseConnection {
+        PromiseConnection(core: try ConnectionCore(
+            socketPath: SocketPath.resolve(explicit: socketPath), policy: reconnect, logger: logger))
     }
 
     /// Closes the connection. Calls still waiting fail with

@@ -72,7 +72,7 @@ extension PromiseConnection {
     public func watch(_ ids: [String]) -> PromiseWatch {
         let (stream, continuation) = AsyncThrowingStream<PromiseEvent, any Error>.makeStream()
         let watcherID = core.makeWatcherID()
-        continuation.onTermination = { [core] _ in core.endWatch(watcherID) }
+        continuation.onTermination = { [core] _ in core.endWatch(watcherID, ids: ids) }
         core.watch(ids, watcher: StreamWatcher(continuation), id: watcherID)
         return PromiseWatch(stream: stream)
     }

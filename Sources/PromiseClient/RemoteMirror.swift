@@ -30,7 +30,7 @@ final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
     }
 
     private func cancelledLocally() {
-        core.endWatch(watcherID)
+        core.endWatch(watcherID, ids: [id])
         if cancellingRemote && !cancelledByRemote.load(ordering: .acquiring) {
             core.send("cancel", RemoteRequests.id(id))
         }

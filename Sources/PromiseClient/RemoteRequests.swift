@@ -25,12 +25,6 @@ enum RemoteRequests {
         ["id": .string(id)]
     }
 
-    static func wait(_ id: String, timeout: Duration?) -> [String: JSONValue] {
-        var params: [String: JSONValue] = ["id": .string(id)]
-        if let timeout { params["timeoutMs"] = .int(milliseconds(timeout)) }
-        return params
-    }
-
     static func progress(_ id: String, _ fraction: Double, message: String?) -> [String: JSONValue] {
         var params: [String: JSONValue] = ["id": .string(id), "progress": .double(fraction)]
         if let message { params["message"] = .string(message) }

@@ -61,6 +61,38 @@ struct PromiseConnectionReconnectTests {
         #expect(settlements.load(ordering: .relaxed) == count)
     }
 
+    @Test("progress reported while the connection was down reaches mirrors and watches once it is back")
+    func progressWhileAway() async throws {
+        let daemon = try E2EDurableDaemon.started()
+        defer { daemon.remove() }
+        // Slow to come back, so that the progress is reported before this connection returns.
+        let remote = try await PromiseConnection.connect(
+            socketPath: daemon.socketPath, reconnect: ReconnectPolicy(initialDelay: .seconds(3), maximumDelay: .seconds(3)))
+        defer { remote.close() }
+        try await remote.create("job")
+        let mirror = remote.promise("job", as: Int.self)
+        let events = Task {
+            var seen: [PromiseEvent] = []
+            for try await event in remote.watch(["job"]) { seen.append(event) }
+            return seen
+        }
+        _ = try await remote.call("info")
+
+        daemon.kill9()
+        try daemon.start()
+        let reporter = try daemon.client(timeout: .seconds(30))
+        defer { reporter.close() }
+        _ = try reporter.call("progress", ["id": "job", "progress": 0.6, "message": "linking"])
+
+        #expect(E2E.eventually(timeout: .seconds(60)) { mirror.progress == 0.6 })
+        try await remote.resolve("job", with: 7)
+        #expect(try await mirror.value == 7)
+        let seen = try await events.value
+        #expect(seen.count == 2)
+        #expect(seen.first == .progress(id: "job", fraction: 0.6, message: "linking"))
+        #expect(seen.last?.id == "job")
+    }
+
     @Test("a resolve made while the daemon is away is sent once it is back")
     func writeWhileAway() async throws {
         let daemon = try E2EDurableDaemon.started()

@@ -168,15 +168,15 @@ struct ConnectionStateMachineTests {
         var machine = Machine()
         _ = machine.watchStarted("m1", id: 1, ids: ["a"])
         _ = machine.watchStarted("m2", id: 2, ids: ["a", "b"])
-        let stayed = machine.watchEnded(1)
+        let stayed = machine.watchEnded(1, ids: ["a"])
         #expect(stayed == nil)
-        let left = machine.watchEnded(2)
+        let left = machine.watchEnded(2, ids: ["a", "b"])
         let line = try #require(left)
         let unsubscribe = try Self.message(line)
         #expect(unsubscribe["method"] == "unsubscribe")
         #expect(unsubscribe["params"]?["ids"]?.arrayValue?.compactMap(\.stringValue).sorted() == ["a", "b"])
         #expect(machine.subscribedIDs == 0)
-        let twice = machine.watchEnded(2)
+        let twice = machine.watchEnded(2, ids: ["a", "b"])
         #expect(twice == nil)
         guard case .none = machine.notificationReceived(method: "settled", params: Self.record("a", "fulfilled", value: 1))
         else { Issue.record("a watcher that left was told"); return }
@@ -286,10 +286,12 @@ struct ConnectionStateMachineTests {
         }
 
         let sent = try Self.lines(machine.reconnected())
-        #expect(sent.map { $0["method"]?.stringValue ?? "" } == ["subscribe", "get", "create"])
+        // The subscribe, a record read per watched id, then the kept requests.
+        #expect(sent.map { $0["method"]?.stringValue ?? "" } == ["subscribe", "get", "get", "get", "create"])
         #expect(sent[0]["params"] == ["ids": ["l", "m"]])
-        #expect(sent[1]["id"] == 1 && sent[1]["params"] == ["id": "a"])
-        #expect(sent[2]["params"] == ["id": "n"])
+        #expect(sent[1]["params"] == ["id": "l"] && sent[2]["params"] == ["id": "m"])
+        #expect(sent[3]["id"] == 1 && sent[3]["params"] == ["id": "a"])
+        #expect(sent[4]["params"] == ["id": "n"])
 
         guard case .respond(let reader, .success) = machine.answerReceived(id: 1, result: .success(["id": "a", "state": "pending"]))
         else { Issue.record("the retried get went nowhere"); return }
@@ -327,13 +329,50 @@ struct ConnectionStateMachineTests {
         _ = machine.watchStarted("w", id: 1, ids: ["x"])
         _ = machine.connectionLost(PromiseConnectionError(.connectionLost, "gone"), at: .now)
         let sent = try Self.lines(machine.reconnected())
-        #expect(sent.map { $0["method"]?.stringValue ?? "" } == ["lease", "subscribe"])
+        #expect(sent.map { $0["method"]?.stringValue ?? "" } == ["lease", "subscribe", "get"])
         #expect(sent[0]["params"] == ["id": "held"])
 
         // Settled meanwhile: the daemon refuses the lease, and it is let go.
         let settled = RPCError(.alreadySettled, "already settled", data: Self.record("held", "rejected"))
         _ = machine.answerReceived(id: try #require(sent[0]["id"]), result: .failure(settled))
         #expect(machine.leases.isEmpty)
+    }
+
+    @Test("after a reconnection, progress a watched id made meanwhile is told once from its record; none is told otherwise")
+    func progressRecheckedAfterReconnection() throws {
+        var machine = Machine(policy: Self.policy)
+        _ = machine.watchStarted("moved", id: 1, ids: ["m"])
+        _ = machine.watchStarted("still", id: 2, ids: ["s"])
+        _ = machine.watchStarted("gone", id: 3, ids: ["g"])
+        _ = machine.watchStarted("done", id: 4, ids: ["d"])
+        _ = machine.watchStarted("new", id: 5, ids: ["n"])
+        _ = machine.connectionLost(PromiseConnectionError(.connectionLost, "gone"), at: .now)
+        let sent = try Self.lines(machine.reconnected())
+        let gets = Dictionary(uniqueKeysWithValues: sent.filter { $0["method"] == "get" }.map {
+            ($0["params"]?["id"]?.stringValue ?? "", $0["id"]!)
+        })
+        #expect(gets.keys.sorted() == ["d", "g", "m", "n", "s"])
+
+        let moved: JSONValue = ["id": "m", "state": "pending", "progress": 0.75, "progressMessage": "linking"]
+        guard case .progress(let id, let fraction, let message, let told) = machine.answerReceived(
+            id: try #require(gets["m"]), result: .success(moved))
+        else { Issue.record("the progress made meanwhile was not told"); return }
+        #expect(id == "m" && fraction == 0.75 && message == "linking" && told == ["moved"])
+
+        // No progress, settled (its settled notification tells it), no such promise yet, a watcher that left: nothing.
+        guard case .none = machine.answerReceived(id: try #require(gets["s"]), result: .success(Self.record("s", "pending")))
+        else { Issue.record("a record without progress was told"); return }
+        let settled: JSONValue = ["id": "d", "state": "fulfilled", "value": 1, "progress": 1]
+        guard case .none = machine.answerReceived(id: try #require(gets["d"]), result: .success(settled))
+        else { Issue.record("a settled record was told as progress"); return }
+        guard case .none = machine.answerReceived(
+            id: try #require(gets["n"]), result: .failure(RPCError(.noSuchPromise, "no such promise")))
+        else { Issue.record("a missing promise was told"); return }
+        _ = machine.watchEnded(3, ids: ["g"])
+        let left: JSONValue = ["id": "g", "state": "pending", "progress": 0.5]
+        guard case .none = machine.answerReceived(id: try #require(gets["g"]), result: .success(left))
+        else { Issue.record("a watcher that left was told"); return }
+        #expect(machine.requestsInFlight == 2)   // the subscribe, and the unsubscribe of "g"
     }
 
     @Test("reconnection attempts back off as the policy says and give up after giveUpAfter, failing everything")

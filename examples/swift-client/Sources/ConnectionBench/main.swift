@@ -7,7 +7,9 @@
 //   PromiseConnection, and from CLIENTS threads each with its own
 //   BlockingPromiseClient (the same load, the blocking way);
 // - bytes per pending mirror (`promise(_:as:)` of an id not created),
-//   over 50,000 mirrors on one connection (resident memory, so within a page).
+//   over 50,000 mirrors on one connection (resident memory, so within a page);
+// - heap allocations per pair in the async run, with MallocCounter/malloc_counter.so
+//   preloaded (LD_PRELOAD); without it that figure is left out.
 import Foundation
 import Promise
 import PromiseClient
@@ -43,6 +45,13 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// Heap allocations made so far in this process, when MallocCounter/malloc_counter.so
+/// is preloaded; else nil.
+func mallocCount() -> UInt64? {
+    guard let read = dlsym(nil, "malloc_counter_read") else { return nil }
+    return unsafeBitCast(read, to: (@convention(c) () -> UInt64).self)()
+}
+
 // Memory per pending mirror, first, on a connection of its own: resident
 // memory grows by what the mirrors take, not by what earlier work freed.
 let mirrorCount = 50_000
@@ -57,6 +66,7 @@ watching.close()
 
 // One async connection, CLIENTS tasks.
 let remote = try await PromiseConnection.connect(socketPath: socketPath)
+let mallocsBefore = mallocCount()
 let asyncPairs = try await withThrowingTaskGroup(of: Int.self) { group in
     let deadline = ContinuousClock.now + duration
     for client in 0..<clients {
@@ -76,6 +86,7 @@ let asyncPairs = try await withThrowingTaskGroup(of: Int.self) { group in
     return total
 }
 let asyncRate = Double(asyncPairs) / seconds
+let asyncMallocs = mallocCount().flatMap { after in mallocsBefore.map { after - $0 } }
 
 // CLIENTS threads, a blocking client each.
 let blockingPairs = Atomic<Int>(0)
@@ -101,5 +112,8 @@ while threads.contains(where: { !$0.isFinished }) { try await Task.sleep(for: .m
 report("client.blocking.pairsPerSecond", Double(blockingPairs.load(ordering: .relaxed)) / seconds, "pairs/s", better: "higher")
 report("client.async.pairsPerSecond", asyncRate, "pairs/s", better: "higher", anchor: "client.blocking.pairsPerSecond")
 
+if let asyncMallocs {
+    report("client.async.allocationsPerPair", Double(asyncMallocs) / Double(asyncPairs), "allocations", better: "lower")
+}
 report("client.mirror.bytesPerPending", Double(after - before) / Double(mirrorCount), "bytes", better: "lower")
 remote.close()
