@@ -167,38 +167,18 @@ extension Registry {
         }
     }
 
-    /// `info` → `{"version","protocol","promises","pending","settled","collected",
-    /// "connections","runningProcesses","pools","limits","store"}`.
-    func info(connections: Int) -> JSONValue {
-        [
-            "version": .string(PromiseProtocol.daemonVersion),
-            "protocol": .int(PromiseProtocol.version),
-            "promises": .int(entries.count),
-            "pending": .int(entries.count - settledCount),
-            "settled": .int(settledCount),
-            "collected": .int(collectedCount),
-            "connections": .int(connections),
-            "runningProcesses": .int(runningProcesses),
-            "pools": pools.json,
-            "limits": limits.json,
-            "store": storeInfo,
-        ]
-    }
-
-    /// Where promises are kept and whether that works, for `info`.
-    private var storeInfo: JSONValue {
-        let retain: JSONValue = retainMilliseconds.map { .int(Int($0)) } ?? .null
-        guard let journal else { return ["location": "none", "durable": false, "retainMs": retain] }
-        return [
-            "location": .string(journal.store.location),
-            "durable": true,
-            "writable": .bool(journal.failure == nil),
-            "error": journal.failure.map { .string($0.message) } ?? .null,
-            "commits": .int(journal.commitCount),
-            "changes": .int(journal.changeCount),
-            "unstorable": .int(journal.unstorableCount),
-            "quarantined": .int(journal.quarantinedCount),
-            "retainMs": retain,
-        ]
+    /// `info`: the registry's counts, pools, limits and store.
+    func info(connections: Int) -> RegistryInfo {
+        RegistryInfo(
+            promises: entries.count, pending: entries.count - settledCount, settled: settledCount,
+            collected: collectedCount, connections: connections, runningProcesses: runningProcesses,
+            pools: pools.uses, limits: limits,
+            store: journal.map { journal in
+                StoreInfo(
+                    location: journal.store.location, failure: journal.failure?.message,
+                    commits: journal.commitCount, changes: journal.changeCount,
+                    unstorable: journal.unstorableCount, quarantined: journal.quarantinedCount)
+            },
+            retainMilliseconds: retainMilliseconds)
     }
 }

@@ -308,7 +308,7 @@ public final class Dispatcher: RPCHandler {
         case .any: .record(try registry.combine(CombineCommand(decoding: params, kind: .any)))
         case .race: .record(try registry.combine(CombineCommand(decoding: params, kind: .race)))
         case .allSettled: .record(try registry.combine(CombineCommand(decoding: params, kind: .allSettled)))
-        case .info: .value(registry.info(connections: peers.count))
+        case .info: .value(registry.info(connections: peers.count).json)
         case .forget: .value(try forget(ForgetCommand(decoding: params)))
         case .logs: .value(try registry.logs(LogsQuery(decoding: params), call()).json)
         case .log: .value(try registry.log(LogCommand(decoding: params)).json)
