@@ -1,6 +1,4 @@
 import Promise
-import PromiseJSON
-import PromiseRPC
 
 /// `cancelPrefix`: cancelling every pending promise whose id starts with a
 /// prefix, such as a whole pipeline named `build/…`.

@@ -1,6 +1,3 @@
-import PromiseJSON
-import PromiseRPC
-
 /// `forget` with `prefix`: dropping every settled promise under a prefix,
 /// such as the last run of a pipeline named `build/…`, so that a script run
 /// again may make its ids anew.

@@ -1,6 +1,3 @@
-import PromiseJSON
-import PromiseRPC
-
 /// `replace: true` on `create` and `then`: a script run again makes its
 /// promises under the same ids, each forgetting the settled one of the run
 /// before (docs/PROTOCOL.md, "create").
