@@ -133,19 +133,13 @@ final class ExecPools {
 
     /// `info`'s `pools`: per pool its limit, the slots held and turns
     /// queued, and the first ``listedPerPool`` holders and waiting turns.
-    var json: JSONValue {
-        var pools: [String: JSONValue] = [:]
-        for (name, pool) in byName {
-            let holders = pool.holders.values.sorted { $0.serial < $1.serial }.prefix(Self.listedPerPool)
-            pools[name] = [
-                "limit": .int(pool.limit),
-                "running": .int(pool.running),
-                "queued": .int(pool.queuedCount),
-                "holders": .array(holders.map(\.holder.json)),
-                "waiting": .array(pool.waiting(upTo: Self.listedPerPool).map(\.holder.json)),
-            ]
+    var uses: [String: PoolUse] {
+        byName.mapValues { pool in
+            PoolUse(
+                limit: pool.limit, running: pool.running, queued: pool.queuedCount,
+                holders: pool.holders.values.sorted { $0.serial < $1.serial }.prefix(Self.listedPerPool).map(\.holder),
+                waiting: pool.waiting(upTo: Self.listedPerPool).map(\.holder))
         }
-        return .object(pools)
     }
 }
 

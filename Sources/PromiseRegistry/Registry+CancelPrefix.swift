@@ -1,6 +1,4 @@
 import Promise
-import PromiseJSON
-import PromiseRPC
 
 /// `cancelPrefix`: cancelling every pending promise whose id starts with a
 /// prefix, such as a whole pipeline named `build/…`.
@@ -20,8 +18,7 @@ extension Registry {
     /// bound allows; a million promises take a hundred calls.
     static let cancelPrefixScanAllowance = 10_000
 
-    /// `cancelPrefix`: `prefix` (non-empty), `cursor?` →
-    /// `{"cancelled":n,"cursor":string|null}`.
+    /// `cancelPrefix`: how many it cancelled, and where to go on.
     ///
     /// Cancels, in creation order, each pending promise looked at whose id
     /// starts with `prefix`, byte for byte (UTF-8, as ``PromiseKey``
@@ -36,17 +33,11 @@ extension Registry {
     ///
     /// ```json
     /// {"jsonrpc":"2.0","id":1,"method":"cancelPrefix","params":{"prefix":"build/"}}
-    /// → {"cancelled":21,"cursor":null}
+    /// → CancelPrefixOutcome(cancelled: 21, cursor: nil), {"cancelled":21,"cursor":null} on the wire
     /// ```
-    func cancelPrefix(_ params: ParamReader, slice: TurnBudget = .unbounded) throws(RegistryError) -> JSONValue {
-        guard let prefix = try params.string("prefix") else {
-            throw .invalidArgument(param: "prefix", reason: "missing \"prefix\"")
-        }
-        guard !prefix.isEmpty else {
-            throw .invalidArgument(
-                param: "prefix", reason: "\"prefix\" must not be empty: it would cancel every pending promise")
-        }
-        let start = try prefixScanStart(params, method: "cancelPrefix")
+    func cancelPrefix(_ command: CancelPrefixCommand, slice: TurnBudget = .unbounded) -> CancelPrefixOutcome {
+        let prefix = command.prefix
+        let start = command.cursor.map(firstIndex(after:)) ?? 0
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.cancelPrefixScanAllowance)
         var end = overflow ? order.count : min(order.count, scanEnd)
         // Found first, cancelled after: a cancel may add to nothing here, but
@@ -75,18 +66,6 @@ extension Registry {
             if case .failure(let error)? = found.entry.result { return error is CancellationError }
             return false
         })
-        let cursor: JSONValue = end < order.count ? .string(String(order[end - 1].sequence)) : .null
-        return ["cancelled": .int(cancelled), "cursor": cursor]
-    }
-
-    /// Where a prefix scan (`cancelPrefix`, `forget` with `prefix`) starts in
-    /// `order`: after the sequence number its `cursor` names, else at the start.
-    func prefixScanStart(_ params: ParamReader, method: String) throws(RegistryError) -> Int {
-        guard let cursor = try params.string("cursor") else { return 0 }
-        guard let last = Int(cursor), last >= 0 else {
-            throw .invalidArgument(
-                param: "cursor", reason: "\"cursor\" must be a cursor returned by an earlier \(method)")
-        }
-        return firstIndex(after: last)
+        return CancelPrefixOutcome(cancelled: cancelled, cursor: end < order.count ? order[end - 1].sequence : nil)
     }
 }

@@ -1,11 +1,8 @@
-import PromiseJSON
-import PromiseRPC
-
 /// `forget` with `prefix`: dropping every settled promise under a prefix,
 /// such as the last run of a pipeline named `build/…`, so that a script run
 /// again may make its ids anew.
 ///
-/// Found as ``Registry/cancelPrefix(_:)`` finds its promises: in creation
+/// Found as ``Registry/cancelPrefix(_:slice:)`` finds its promises: in creation
 /// order, no more than ``forgetPrefixScanAllowance`` looked at and
 /// ``forgetPrefixRemovalAllowance`` dropped per call, with a cursor to go on
 /// from, so that no call holds the loop for long.
@@ -16,8 +13,8 @@ extension Registry {
     /// end of its log and watches, dearer than a look at its id.
     static let forgetPrefixRemovalAllowance = 1_000
 
-    /// `forget` with `prefix` (non-empty), `cursor?` →
-    /// `{"forgotten":n,"keptPending":n,"keptNeeded":n,"cursor":string|null}`.
+    /// `forget` of the promises under `prefix` (non-empty), after the
+    /// sequence number `cursor` names: how many it dropped and kept, and where to go on.
     ///
     /// Drops each settled promise looked at whose id starts with `prefix`
     /// (byte for byte) and that no pending promise needs; counts those kept
@@ -25,12 +22,8 @@ extension Registry {
     /// a then child that shares its parent's value is dropped before the
     /// parent is looked at. A non-null `cursor` means promises remain to be
     /// looked at: call again with it until it is null.
-    func forgetPrefix(_ params: ParamReader, prefix: String) throws(RegistryError) -> JSONValue {
-        guard !prefix.isEmpty else {
-            throw .invalidArgument(
-                param: "prefix", reason: "\"prefix\" must not be empty: it would forget every settled promise")
-        }
-        let start = try prefixScanStart(params, method: "forget")
+    func forgetPrefix(_ prefix: String, after cursor: Int?) -> ForgetPrefixOutcome {
+        let start = cursor.map(firstIndex(after:)) ?? 0
         var matched: [RemotePromise] = []
         var end = start
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.forgetPrefixScanAllowance)
@@ -42,7 +35,7 @@ extension Registry {
             matched.append(entry)
         }
         // Named before anything is dropped: dropping may compact `order`.
-        let cursor: JSONValue = end < order.count ? .string(String(order[end - 1].sequence)) : .null
+        let next = end < order.count ? order[end - 1].sequence : nil
         var forgotten = 0
         var keptPending = 0
         var keptNeeded = 0
@@ -56,6 +49,6 @@ extension Registry {
                 forgotten += 1
             }
         }
-        return ["forgotten": .int(forgotten), "keptPending": .int(keptPending), "keptNeeded": .int(keptNeeded), "cursor": cursor]
+        return ForgetPrefixOutcome(forgotten: forgotten, keptPending: keptPending, keptNeeded: keptNeeded, cursor: next)
     }
 }

@@ -130,35 +130,26 @@ extension Registry {
 
     // MARK: Methods
 
-    /// `log`: `id`, `stream` (`stdout` or `stderr`), `data` (string),
-    /// `skipped?` (bytes of the stream lost before `data`) → `{"stdoutBytes","stderrBytes"}`:
+    /// `log` → `{"stdoutBytes","stderrBytes"}`:
     /// adds output to a pending promise's log (`promisectl run` sends its
     /// command's output this way).
-    func log(_ params: ParamReader) throws(RegistryError) -> JSONValue {
-        let id = try params.promiseID("id")
-        guard let streamName = try params.choice("stream", StepStream.allCases.map(\.rawValue)),
-              let stream = StepStream(rawValue: streamName)
-        else { throw .invalidArgument(param: "stream", reason: "\"stream\" is required: \"stdout\" or \"stderr\"") }
-        guard let data = try params.string("data") else {
-            throw .invalidArgument(param: "data", reason: "\"data\" is required: the output, as a string")
-        }
-        let skipped = try params.int("skipped", in: 0...(1 << 53)) ?? 0
+    func log(_ command: LogCommand) throws(RegistryError) -> LogTotals {
+        let id = command.id
         let entry = try entry(id)
         guard entry.isPending else { throw alreadySettled(entry) }
-        Array(data.utf8).withUnsafeBytes { append(to: entry, stream, $0, skipped: skipped) }
+        Array(command.data.utf8).withUnsafeBytes { append(to: entry, command.stream, $0, skipped: command.skipped) }
         let log = logBook.logs[id]
-        return ["stdoutBytes": .int(log?.stdout.total ?? 0), "stderrBytes": .int(log?.stderr.total ?? 0)]
+        return LogTotals(stdoutBytes: log?.stdout.total ?? 0, stderrBytes: log?.stderr.total ?? 0)
     }
 
-    /// `logs`: `id`, `follow?` → the log of promise `id` (see ``logAnswer``).
+    /// `logs` → the log of the promise (see ``logAnswer(_:)``).
     /// With `follow` and a pending promise, each chunk written from now on
     /// is sent to this connection as a `log` notification, until the
     /// promise settles or the connection closes.
-    func logs(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
-        let id = try params.promiseID("id")
-        let follow = try params.bool("follow") ?? false
+    func logs(_ query: LogsQuery, _ call: RegistryCall) throws(RegistryError) -> LogSnapshot {
+        let id = query.id
         let entry = try entry(id)
-        guard follow, entry.isPending, call.requestID != nil else { return logAnswer(entry) }
+        guard query.follow, entry.isPending, call.requestID != nil else { return logAnswer(entry) }
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("follow logs", closing: session.peer) }
         if logBook.logs[id]?.followers[call.connectionID] == nil {
@@ -171,29 +162,21 @@ extension Registry {
         return logAnswer(entry)
     }
 
-    /// `{"id","state","stdout","stderr","stdoutDropped","stderrDropped",
-    /// "stdoutBytes","stderrBytes","truncated":{"stdout","stderr"},"limit"}`:
-    /// the kept output as text (invalid UTF-8 replaced by U+FFFD); `…Bytes`
-    /// counts every byte the stream had, `…Dropped` those cut from the front.
-    /// While the promise is pending, a character whose end has not come yet
-    /// is left out (it comes in the next `log` notification).
-    func logAnswer(_ entry: RemotePromise) -> JSONValue {
+    /// The log of `entry` as it stands. While the promise is pending, a
+    /// character whose end has not come yet is left out (it comes in the
+    /// next `log` event).
+    func logAnswer(_ entry: RemotePromise) -> LogSnapshot {
         let log = logBook.logs[entry.id]
-        var answer: [String: JSONValue] = [
-            "id": .string(entry.id), "state": .string(entry.state), "limit": .int(log?.stdout.limit ?? limits.maxLogBytes),
-        ]
-        var truncated: [String: JSONValue] = [:]
-        for stream in StepStream.allCases {
+        func stream(_ stream: StepStream) -> LogSnapshot.Stream {
             let kept = log?[stream]
             var bytes = kept?.bytes ?? []
             if entry.isPending, let log { bytes.removeLast(min(bytes.count, log.carry(stream).count)) }
-            answer[stream.rawValue] = .string(String(decoding: bytes, as: UTF8.self))
-            answer[stream.rawValue + "Dropped"] = .int(kept?.dropped ?? 0)
-            answer[stream.rawValue + "Bytes"] = .int(kept?.total ?? 0)
-            truncated[stream.rawValue] = .bool((kept?.dropped ?? 0) > 0)
+            return LogSnapshot.Stream(
+                text: String(decoding: bytes, as: UTF8.self), dropped: kept?.dropped ?? 0, total: kept?.total ?? 0)
         }
-        answer["truncated"] = .object(truncated)
-        return .object(answer)
+        return LogSnapshot(
+            id: entry.id, state: entry.state, stdout: stream(.stdout), stderr: stream(.stderr),
+            limit: log?.stdout.limit ?? limits.maxLogBytes)
     }
 
     // MARK: Settling, dropping, disconnecting

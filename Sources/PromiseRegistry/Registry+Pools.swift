@@ -172,29 +172,21 @@ extension Registry {
 
     // MARK: Methods
 
-    /// Checks a `then` request's `pool` param (with `exec` present or not)
-    /// and that a step may still queue: the pool's name, or nil for `default`.
-    func checkStepPool(_ params: ParamReader, hasExec: Bool) throws(RegistryError) -> String? {
-        let name = try params.string("pool") == nil ? nil : try poolName(params)
-        if let name {
-            guard hasExec else { throw .invalidArgument(param: "pool", reason: "\"pool\" needs \"exec\"") }
-            try existingPool(name)
-        }
-        if hasExec && pools.queuedCount >= limits.maxQueued {
+    /// Checks that a `then … exec` step's pool (nil: `default`) exists and
+    /// that a step may still queue.
+    func checkStepPool(_ name: String?) throws(RegistryError) {
+        if let name { try existingPool(name) }
+        if pools.queuedCount >= limits.maxQueued {
             throw .limitExceeded(.queued(limits.maxQueued))
         }
-        return name
     }
 
-    /// `pool.set`: `pool`, `limit` (0…65536) → the pool as `info` shows it,
-    /// with `pool` its name. Makes the pool if it does not exist (up to
+    /// `pool.set` → the pool's limit and use. Makes the pool if it does not exist (up to
     /// `maxPools`); raising a limit starts what waited at once, lowering it
     /// stops nothing that runs.
-    func poolSet(_ params: ParamReader) throws(RegistryError) -> JSONValue {
-        let name = try poolName(params)
-        guard let limit = try params.int("limit", in: 0...ExecPools.maxLimit) else {
-            throw .invalidArgument(param: "limit", reason: "missing \"limit\" (slots, 0 to \(ExecPools.maxLimit))")
-        }
+    func poolSet(_ command: PoolSetCommand) throws(RegistryError) -> PoolState {
+        let name = command.pool
+        let limit = command.limit
         if pools[name] == nil && pools.byName.count >= limits.maxPools {
             throw .limitExceeded(.pools(limits.maxPools))
         }
@@ -207,20 +199,19 @@ extension Registry {
         logger.info(made ? "Pool made" : "Pool limit set",
                     metadata: ["pool": "\(name)", "pool.limit": "\(limit)", "pool.previous": "\(made ? "none" : "\(previous)")"])
         pumpPool(pool)
-        return poolJSON(pool)
+        return PoolState(pool: pool.name, limit: pool.limit, running: pool.running, queued: pool.queuedCount)
     }
 
-    /// `pool.acquire`: `pool`, `id?` (the promise it runs for, shown to
-    /// others) → `{"pool","held"}` once this connection holds one more slot
+    /// `pool.acquire` → the slots of the pool this connection holds, once this connection holds one more slot
     /// of it: at once when one is free and nobody waits, else when its turn
     /// comes. The slot is held until `pool.release` or until the connection
     /// closes. Returns nil when the answer comes later.
-    func poolAcquire(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue? {
-        let name = try poolName(params)
+    func poolAcquire(_ command: PoolAcquireCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding? {
+        let name = command.pool
         let pool = try existingPool(name)
-        let promiseID = try params.optionalPromiseID("id")
+        let promiseID = command.promiseID
         // A notification asks for a slot nobody would be told it holds.
-        guard let answerLater = call.answerValueLater else { return nil }
+        guard let answerLater = call.answerHoldingLater else { return nil }
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("pool.acquire", closing: session.peer) }
         let connection = call.connectionID
@@ -240,15 +231,14 @@ extension Registry {
         return nil
     }
 
-    /// `pool.release`: `pool` → `{"pool","released","held"}`: gives back one
-    /// slot this connection holds in it (`released` false when it holds none).
-    func poolRelease(_ params: ParamReader, _ call: RegistryCall) throws(RegistryError) -> JSONValue {
-        let name = try poolName(params)
+    /// `pool.release`: gives back one slot of the pool this connection holds
+    /// (`released` false when it holds none).
+    func poolRelease(_ command: PoolReleaseCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding {
+        let name = command.pool
         try existingPool(name)
         let slot = pools.connectionSlots[call.connectionID]?.last { $0.pool == name }
         if let slot { releaseSlot(slot) }
-        return ["pool": .string(name), "released": .bool(slot != nil),
-                "held": .int(pools.slots(of: call.connectionID, in: name))]
+        return PoolHolding(pool: name, held: pools.slots(of: call.connectionID, in: name), released: slot != nil)
     }
 
     /// A closed connection gives back every slot it held and leaves every queue it waited in.
@@ -263,25 +253,8 @@ extension Registry {
 
     // MARK: Helpers
 
-    private func acquired(_ pool: ExecPool, by connection: UInt64) -> JSONValue {
-        ["pool": .string(pool.name), "held": .int(pools.slots(of: connection, in: pool.name))]
-    }
-
-    private func poolJSON(_ pool: ExecPool) -> JSONValue {
-        ["pool": .string(pool.name), "limit": .int(pool.limit), "running": .int(pool.running),
-         "queued": .int(pool.queuedCount)]
-    }
-
-    /// The required `pool` param: a valid name.
-    private func poolName(_ params: ParamReader) throws(RegistryError) -> String {
-        guard let name = try params.string("pool") else {
-            throw .invalidArgument(param: "pool", reason: "missing \"pool\"")
-        }
-        guard ExecPools.isValidName(name) else {
-            throw .invalidArgument(
-                param: "pool", reason: "\"pool\" must be 1 to \(ExecPools.maxNameBytes) letters, digits, \".\", \"_\" or \"-\"")
-        }
-        return name
+    private func acquired(_ pool: ExecPool, by connection: UInt64) -> PoolHolding {
+        PoolHolding(pool: pool.name, held: pools.slots(of: connection, in: pool.name))
     }
 
     /// Pool `name`, or -32602: steps and callers name only pools that

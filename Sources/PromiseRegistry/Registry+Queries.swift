@@ -5,10 +5,6 @@ import PromiseStore
 
 /// `get`, `list` and `info`: reading the registry.
 extension Registry {
-    /// The largest `limit` a `list` takes.
-    static let maxListLimit = 10_000
-    /// The `limit` of a `list` that gives none.
-    static let defaultListLimit = 100
     /// The most promises one `list` looks at beyond its `limit`. A filter
     /// that matches little (a prefix nothing has) would otherwise read every
     /// promise held on the loop, for each call: a batch of 1,000 such calls
@@ -21,7 +17,7 @@ extension Registry {
         try entry(id)
     }
 
-    /// `list`: `state?`, `prefix?`, `parent?`, `limit?`, `cursor?` →
+    /// `list` →
     /// `{"promises":[record…],"cursor":string|null}`, in creation order. The
     /// cursor is opaque; pass it back to get the next page; null means done.
     /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
@@ -35,42 +31,32 @@ extension Registry {
     /// once the batch's `slice` of the loop turn is spent (it holds at least
     /// one record), so that a batch of `list` calls yields the loop between
     /// its pages rather than in the middle of none.
-    func list(_ params: ParamReader, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
-        let state = try params.choice("state", ["pending", "fulfilled", "rejected", "cancelled"])
-        let prefix = try params.string("prefix")
-        let limit = try params.int("limit", in: 1...Self.maxListLimit) ?? Self.defaultListLimit
-        let cursor = try params.string("cursor")
+    func list(_ query: ListQuery, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
+        let prefix = query.prefix
+        let state = query.state
+        let limit = query.limit
         let filter = { (entry: RemotePromise) -> Bool in
             // By bytes: String's hasPrefix compares by canonical equivalence,
             // grapheme by grapheme (9–21 ms a promise for a 600 KB prefix of one grapheme).
             if let prefix, !entry.id.utf8.starts(with: prefix.utf8) { return false }
-            if let state, entry.state != state { return false }
+            if let state, RemotePromise.storedState(of: entry.result) != state { return false }
             return true
         }
-        if let parentID = try params.optionalPromiseID("parent") {
+        if let parentID = query.parentID {
             // Children are listed by their place among the parent's children.
             let children = try entry(parentID).childIDs
-            let start = try Self.listPosition(cursor).map { min($0, children.count) + 1 } ?? 0
+            let start = query.cursor.map { min($0, children.count) + 1 } ?? 0
             return listPage(count: children.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
                             filter: filter) { index in
                 (self.entries[children[index]], index)
             }
         }
         // Everything else by creation order: the cursor is a sequence number.
-        let start = try Self.listPosition(cursor).map(firstIndex(after:)) ?? 0
+        let start = query.cursor.map(firstIndex(after:)) ?? 0
         return listPage(count: order.count, from: start, limit: limit, maxBytes: maxBytes, slice: slice,
                         filter: filter) { index in
             (self.order[index], self.order[index].sequence)
         }
-    }
-
-    /// The number a `list` cursor holds.
-    private static func listPosition(_ cursor: String?) throws(RegistryError) -> Int? {
-        guard let cursor else { return nil }
-        guard let position = Int(cursor), position >= 0 else {
-            throw .invalidArgument(param: "cursor", reason: "\"cursor\" must be a cursor returned by an earlier list")
-        }
-        return position
     }
 
     /// One `list` page over candidates `start..<count`: `candidate(index)`
@@ -138,37 +124,30 @@ extension Registry {
         return low
     }
 
-    /// `forget`: `ids` → `{"forgotten":n,"pending":[id…],"needed":[id…]}`.
+    /// `forget` of `ids`: how many it dropped, and the ids it kept.
     /// Drops settled promises so that a long-running daemon stays under
     /// `maxPromises`; pending ones are kept and listed, and so are settled
     /// ones that a pending promise still needs (a `then` parent, a
     /// combinator's input: a restart rebuilds that promise from them);
     /// unknown ids are ignored. A forgotten id may be created again; its
-    /// children keep naming it as their parent. With `prefix` in place of
-    /// `ids`: ``forgetPrefix(_:prefix:)``.
-    func forget(_ params: ParamReader) throws(RegistryError) -> JSONValue {
-        if let prefix = try params.string("prefix") {
-            if params["ids"] != nil {
-                throw .invalidArgument(param: "prefix", reason: "\"ids\" and \"prefix\" exclude each other")
-            }
-            return try forgetPrefix(params, prefix: prefix)
-        }
-        let ids = try params.promiseIDs("ids")
+    /// children keep naming it as their parent. By a prefix in place of
+    /// ids: ``forgetPrefix(_:after:)``.
+    func forget(ids: [String]) -> ForgetOutcome {
         var forgotten = 0
-        var pending: [JSONValue] = []
-        var needed: [JSONValue] = []
+        var pending: [String] = []
+        var needed: [String] = []
         for id in ids {
             guard let entry = entries[id] else { continue }
             if entry.isPending {
-                pending.append(.string(id))
+                pending.append(id)
             } else if entry.dependents > 0 {
-                needed.append(.string(id))
+                needed.append(id)
             } else {
                 remove(entry)
                 forgotten += 1
             }
         }
-        return ["forgotten": .int(forgotten), "pending": .array(pending), "needed": .array(needed)]
+        return ForgetOutcome(forgotten: forgotten, pending: pending, needed: needed)
     }
 
     /// Drops the settled `entry` from memory and from the store.
@@ -188,38 +167,18 @@ extension Registry {
         }
     }
 
-    /// `info` → `{"version","protocol","promises","pending","settled","collected",
-    /// "connections","runningProcesses","pools","limits","store"}`.
-    func info(connections: Int) -> JSONValue {
-        [
-            "version": .string(PromiseProtocol.daemonVersion),
-            "protocol": .int(PromiseProtocol.version),
-            "promises": .int(entries.count),
-            "pending": .int(entries.count - settledCount),
-            "settled": .int(settledCount),
-            "collected": .int(collectedCount),
-            "connections": .int(connections),
-            "runningProcesses": .int(runningProcesses),
-            "pools": pools.json,
-            "limits": limits.json,
-            "store": storeInfo,
-        ]
-    }
-
-    /// Where promises are kept and whether that works, for `info`.
-    private var storeInfo: JSONValue {
-        let retain: JSONValue = retainMilliseconds.map { .int(Int($0)) } ?? .null
-        guard let journal else { return ["location": "none", "durable": false, "retainMs": retain] }
-        return [
-            "location": .string(journal.store.location),
-            "durable": true,
-            "writable": .bool(journal.failure == nil),
-            "error": journal.failure.map { .string($0.message) } ?? .null,
-            "commits": .int(journal.commitCount),
-            "changes": .int(journal.changeCount),
-            "unstorable": .int(journal.unstorableCount),
-            "quarantined": .int(journal.quarantinedCount),
-            "retainMs": retain,
-        ]
+    /// `info`: the registry's counts, pools, limits and store.
+    func info(connections: Int) -> RegistryInfo {
+        RegistryInfo(
+            promises: entries.count, pending: entries.count - settledCount, settled: settledCount,
+            collected: collectedCount, connections: connections, runningProcesses: runningProcesses,
+            pools: pools.uses, limits: limits,
+            store: journal.map { journal in
+                StoreInfo(
+                    location: journal.store.location, failure: journal.failure?.message,
+                    commits: journal.commitCount, changes: journal.changeCount,
+                    unstorable: journal.unstorableCount, quarantined: journal.quarantinedCount)
+            },
+            retainMilliseconds: retainMilliseconds)
     }
 }

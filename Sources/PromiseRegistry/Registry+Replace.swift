@@ -1,17 +1,7 @@
-import PromiseJSON
-import PromiseRPC
-
 /// `replace: true` on `create` and `then`: a script run again makes its
 /// promises under the same ids, each forgetting the settled one of the run
 /// before (docs/PROTOCOL.md, "create").
 extension Registry {
-    /// Reads `replace` and refuses it beside `ifExists: "get"`, which asks for the opposite.
-    func replaceParam(_ params: ParamReader, ifExists: IfExists) throws(RegistryError) -> Bool {
-        let replace = try params.bool("replace") ?? false
-        try ifExists.check(replace: replace)
-        return replace
-    }
-
     /// Forgets the settled `existing` so that its id may be made again, or
     /// says why not (alreadyExists): it is pending, or a pending promise needs it.
     func forgetToReplace(_ existing: RemotePromise) throws(RegistryError) {

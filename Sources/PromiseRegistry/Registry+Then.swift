@@ -14,56 +14,23 @@ import PromiseStore
 /// so the child always settles as its parent did. A cancelled parent never
 /// runs a command: its children are cancelled.
 extension Registry {
-    /// `then`: `id` (parent), `childId?`, `on?`, `exec?`, `cwd?`, `env?`,
-    /// `pool?` (Registry+Pools.swift), `ifExists?`, `replace?` → the child, whose record
-    /// the dispatcher writes as it answers: a large value taken from the
-    /// parent is then written once for all the children that carry it.
-    func then(_ params: ParamReader) throws(RegistryError) -> RemotePromise {
-        let parentID = try params.promiseID("id")
-        let requested = try params.optionalPromiseID("childId")
-        let on = try params.choice("on", of: ThenTrigger.self) ?? .fulfilled
-        let argv = try params.strings("exec")
-        let cwd = try params.string("cwd")
-        let env = try params.stringMap("env")
-        let ifExists = try params.choice("ifExists", of: IfExists.self) ?? .error
-        let retry = try params.int("retry", in: 0...Self.maxRetries)
-        let retryDelay = try params.int("retryDelayMs", in: 0...Self.maxRetryDelayMilliseconds)
-        if let argv, argv.first?.isEmpty ?? true {
-            throw .invalidArgument(
-                param: "exec", reason: "\"exec\" must name a program to run: [\"program\", \"arg\", …]")
-        }
-        if argv == nil {
-            if cwd != nil { throw .invalidArgument(param: "cwd", reason: "\"cwd\" needs \"exec\"") }
-            if env != nil { throw .invalidArgument(param: "env", reason: "\"env\" needs \"exec\"") }
-            if retry != nil { throw .invalidArgument(param: "retry", reason: "\"retry\" needs \"exec\"") }
-            if retryDelay != nil {
-                throw .invalidArgument(param: "retryDelayMs", reason: "\"retryDelayMs\" needs \"exec\"")
-            }
-        }
-        let spec = argv.map { argv in
-            ProcessSpec(argv: argv, cwd: cwd, env: env ?? [:], outputLimit: limits.maxProcessOutputBytes)
-        }
-        if let problem = spec?.problem { throw .invalidArgument(param: problem.param, reason: problem.reason) }
-        let pool = try checkStepPool(params, hasExec: spec != nil)
-        let replace = try replaceParam(params, ifExists: ifExists)
-        if replace && requested == parentID {
-            throw .invalidArgument(param: "childId", reason: "a child cannot replace its own parent")
-        }
-        let parent = try entry(parentID)
-        let (id, existing) = try claim(requested, ifExists: ifExists, replace: replace)
+    /// `then` → the child, whose record the dispatcher writes as it
+    /// answers: a large value taken from the parent is then written once
+    /// for all the children that carry it.
+    func then(_ command: ThenCommand) throws(RegistryError) -> RemotePromise {
+        let spec = command.step?.processSpec(outputLimit: limits.maxProcessOutputBytes)
+        if let step = command.step { try checkStepPool(step.pool) }
+        let parent = try entry(command.parentID)
+        let (id, existing) = try claim(command.childID, ifExists: command.ifExists, replace: command.replace)
         if let existing { return existing }
         try reserve()
-        let entry = makeChild(of: parent, id: id, on: on, exec: spec, pool: pool)
-        if let job = entry.job {
-            job.retries = retry ?? 0
-            job.retryDelayMilliseconds = UInt64(retryDelay ?? 0)
+        let entry = makeChild(of: parent, id: id, on: command.on, exec: spec, pool: command.step?.pool)
+        if let job = entry.job, let step = command.step {
+            job.retries = step.retries
+            job.retryDelayMilliseconds = step.retryDelayMilliseconds
         }
         return entry
     }
-
-    /// The most `retry` takes, and the longest `retryDelayMs` (an hour).
-    static let maxRetries = 100
-    static let maxRetryDelayMilliseconds = 3_600_000
 
     /// Makes and registers the `then` child `id` of `parent`: at a `then`
     /// request, and again at start-up for a child stored pending (`restoring`):

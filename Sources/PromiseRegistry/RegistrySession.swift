@@ -126,12 +126,13 @@ struct RegistryCall {
         }
     }
 
-    /// Takes the answer of a method that answers later with any other result
-    /// (`pool.acquire`); nil for a notification.
-    var answerValueLater: ((Result<JSONValue, RegistryError>) -> Void)? {
+    /// Takes the answer of `pool.acquire` that comes later; nil for a notification.
+    var answerHoldingLater: ((Result<PoolHolding, RegistryError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers
-        return { outcome in answers.send(.json(JSONRPCResponse.answer(requestID, outcome.mapError(RPCError.init)))) }
+        return { outcome in
+            answers.send(.json(JSONRPCResponse.answer(requestID, outcome.map(\.json).mapError(RPCError.init))))
+        }
     }
 }
 

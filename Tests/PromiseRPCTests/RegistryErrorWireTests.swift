@@ -52,12 +52,12 @@ struct RegistryErrorWireTests {
         #expect(RPCError(refusal) == expected)
     }
 
-    @Test("a refusal of the params reader keeps the param it names and its text")
-    func paramRefusalKeepsParamAndText() throws {
-        let params = RPCParams(["timeoutMs": "soon"])
-        #expect(throws: RegistryError.invalidArgument(
-            param: "timeoutMs", reason: #""timeoutMs" must be a whole number from 0 to \#(Int.max)"#)) {
-            try ParamReader(params).milliseconds("timeoutMs")
+    @Test("a command's own refusal keeps the param it names and its text on the wire")
+    func commandRefusalKeepsParamAndText() throws {
+        let params = RPCParams(["id": "a", "exec": .array([])])
+        #expect(throws: RPCError(
+            .invalidParams, #""exec" must name a program to run: ["program", "arg", …]"#, data: ["param": "exec"])) {
+            try ThenCommand(decoding: params)
         }
     }
 }

@@ -293,29 +293,37 @@ public final class Dispatcher: RPCHandler {
         case .resolve: .record(try registry.resolve(ResolveCommand(decoding: params, lentID: lentID)))
         case .reject: .record(try registry.reject(RejectCommand(decoding: params, lentID: lentID)))
         case .cancel: .record(try registry.cancel(id: params.promiseID("id")))
-        case .cancelPrefix: .value(try registry.cancelPrefix(ParamReader(params), slice: turnBudget))
+        case .cancelPrefix: .value(try registry.cancelPrefix(CancelPrefixCommand(decoding: params), slice: turnBudget).json)
         case .get: .record(try registry.get(id: params.promiseID("id")))
-        case .list: .value(try registry.list(ParamReader(params), maxBytes: room, slice: slice))
+        case .list: .value(try registry.list(ListQuery(decoding: params), maxBytes: room, slice: slice))
         case .wait:
             try registry.wait(id: params.promiseID("id"), timeout: params.milliseconds("timeoutMs"), call())
                 .map(Reply.record)
         case .subscribe: .value(["subscribed": .int(try registry.subscribe(ids: params.promiseIDs("ids"), call()))])
         case .unsubscribe:
             .value(["unsubscribed": .int(try registry.unsubscribe(ids: params.promiseIDs("ids"), call()))])
-        case .then: .record(try registry.then(ParamReader(params)))
+        case .then: .record(try registry.then(ThenCommand(decoding: params)))
         case .progress: .record(try registry.progress(ProgressCommand(decoding: params)))
         case .all: .record(try registry.combine(CombineCommand(decoding: params, kind: .all)))
         case .any: .record(try registry.combine(CombineCommand(decoding: params, kind: .any)))
         case .race: .record(try registry.combine(CombineCommand(decoding: params, kind: .race)))
         case .allSettled: .record(try registry.combine(CombineCommand(decoding: params, kind: .allSettled)))
-        case .info: .value(registry.info(connections: peers.count))
-        case .forget: .value(try registry.forget(ParamReader(params)))
-        case .logs: .value(try registry.logs(ParamReader(params), call()))
-        case .log: .value(try registry.log(ParamReader(params)))
+        case .info: .value(registry.info(connections: peers.count).json)
+        case .forget: .value(try forget(ForgetCommand(decoding: params)))
+        case .logs: .value(try registry.logs(LogsQuery(decoding: params), call()).json)
+        case .log: .value(try registry.log(LogCommand(decoding: params)).json)
         case .lease: .record(try registry.lease(id: params.promiseID("id"), call()))
-        case .poolSet: .value(try registry.poolSet(ParamReader(params)))
-        case .poolAcquire: try registry.poolAcquire(ParamReader(params), call()).map(Reply.value)
-        case .poolRelease: .value(try registry.poolRelease(ParamReader(params), call()))
+        case .poolSet: .value(try registry.poolSet(PoolSetCommand(decoding: params)).json)
+        case .poolAcquire: try registry.poolAcquire(PoolAcquireCommand(decoding: params), call()).map { .value($0.json) }
+        case .poolRelease: .value(try registry.poolRelease(PoolReleaseCommand(decoding: params), call()).json)
+        }
+    }
+
+    /// `forget` by ids or by prefix, as its answer.
+    private func forget(_ command: ForgetCommand) -> JSONValue {
+        switch command {
+        case .ids(let ids): registry.forget(ids: ids).json
+        case .prefix(let prefix, let cursor): registry.forgetPrefix(prefix, after: cursor).json
         }
     }
 
