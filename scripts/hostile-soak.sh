@@ -234,6 +234,7 @@ ledger = {}           # id -> value, acknowledged
 ledger_lock = threading.Lock()
 chains = []           # (root, end, kind, length), the root's settlement acknowledged
 chains_lock = threading.Lock()
+KEPT_CHAINS = 20     # chains kept to check after restarts; older ones are forgotten
 counts = {}
 counts_lock = threading.Lock()
 
@@ -245,6 +246,19 @@ def count(shape, outcome="done"):
 
 def unique(prefix, rng):
     return f"{prefix}-{rng.getrandbits(40):010x}"
+
+
+def forget_prefix(client, prefix):
+    """Forgets what a shape made, as a long-running user does: without it the
+    daemon reaches maxPromises and collects the oldest settled promises,
+    the ledger's among them."""
+    cursor = None
+    while True:
+        params = {"prefix": prefix} if cursor is None else {"prefix": prefix, "cursor": cursor}
+        answer = client.call("forget", params)
+        cursor = answer.get("result", {}).get("cursor")
+        if cursor is None:
+            return
 
 
 # --- shapes -----------------------------------------------------------------
@@ -281,6 +295,10 @@ def shape_chain(rng):
         if "error" not in settled:
             with chains_lock:
                 chains.append((f"{base}/0", f"{base}/{length}", kind, length, action, params.get("timeoutMs")))
+                # The latest chains stay to be checked after restarts; older ones are forgotten.
+                dropped = chains.pop(0) if len(chains) > KEPT_CHAINS else None
+            if dropped:
+                forget_prefix(client, dropped[0].rsplit("/", 1)[0] + "/")
         count("chain")
     finally:
         client.close()
@@ -316,6 +334,8 @@ def shape_thenfan(rng):
             client.batch(calls)
         client.call("cancelPrefix", {"prefix": parent + "/"})
         client.call("cancel", {"id": parent})
+        forget_prefix(client, parent + "/")
+        client.call("forget", {"ids": [parent]})
         count("thenfan")
     finally:
         client.close()
@@ -625,7 +645,7 @@ print(f"  seed {seed}, {duration:.0f} s, {kills} kill -9 restarts, restart times
 print(f"  probe: {len(latencies)} answers, p50 {pct(0.5):.2f} ms, p99 {pct(0.99):.2f} ms, "
       f"max {latencies[-1] if latencies else 0:.2f} ms, over 100 ms: {sum(1 for l in latencies if l > 100)}")
 print(f"  largest RSS {rss_peak[0] // 1024} MB; store {store_bytes / 1e6:.1f} MB; "
-      f"ledger {len(ledger)} acknowledged changes checked; {len(chains)} chains checked")
+      f"ledger {len(ledger)} acknowledged changes checked; the latest {len(chains)} chains checked")
 for elapsed, sent, running in worst_stalls:
     print(f"  probe waited {elapsed:.0f} ms from {sent:.3f} s (CLOCK_MONOTONIC); shapes running: {running}")
 for (shape, outcome), n in sorted(counts.items()):
