@@ -4,13 +4,13 @@ internal import CLibUV
 /// copied into blocks the connection owns, long ones kept by reference to
 /// the array they were written in. Loop thread only.
 ///
-/// One notification line goes to every subscriber of a promise. Kept by
-/// reference, a 60 KB progress message told to 150 clients that do not read
-/// takes 60 KB of memory rather than 9 MB, and queuing it copies nothing.
-/// Blocks have a bounded size and are never moved once full: a buffer that
-/// grows by doubling copies what it holds at each doubling, and subscribers
-/// fed the same stream double at the same message, so that 150 of them
-/// copied more than a gigabyte in one loop turn.
+/// One notification line goes to every subscriber of a promise: kept by
+/// reference, it takes its bytes once however many clients it waits for,
+/// and queuing it copies nothing. Blocks have a bounded size and never move
+/// once full, so that appending never copies what is already queued; a
+/// buffer that grows by doubling would, and subscribers fed the same stream
+/// would all double in the same turn (docs/PERFORMANCE.md, "Notifications
+/// to clients that do not read").
 ///
 /// ```swift
 /// let queued = OutgoingBytes()
