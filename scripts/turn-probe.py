@@ -16,6 +16,8 @@ Shapes:
 - cancel-all: `cancel` of an `all` over one pending id repeated 250,000 times;
 - cancel-prefix: `cancelPrefix` over 100,000 `then` children, cursor after cursor;
 - all-chain: `resolve` of the root of a chain of 5,000 `all`, each over the one before;
+- wide-all: one `all` over 80,000 distinct pending ids (close to a 1 MiB line);
+- cancel-wide-all: `cancel` of that `all`;
 - silent-progress: 200 `progress` calls with a 60 KB message, one after the other,
   to 150 subscribers that never read.
 
@@ -173,6 +175,19 @@ def setup_all_chain(c):
     return lambda: c.call("resolve", {"id": "link/0", "value": 1})
 
 
+WIDE = [f"in/{i}" for i in range(80_000)]
+
+
+def setup_wide_all(c):
+    many(c, [("create", {"id": i}) for i in WIDE])
+    return lambda: c.call("all", {"id": "wide", "ids": WIDE})
+
+
+def setup_cancel_wide_all(c):
+    setup_wide_all(c)()
+    return lambda: c.call("cancel", {"id": "wide"})
+
+
 def setup_silent_progress(c):
     c.call("create", {"id": "topic"})
     silent = []
@@ -208,6 +223,8 @@ SHAPES = {
     "cancel-all": setup_cancel_all,
     "cancel-prefix": setup_cancel_prefix,
     "all-chain": setup_all_chain,
+    "wide-all": setup_wide_all,
+    "cancel-wide-all": setup_cancel_wide_all,
     "silent-progress": setup_silent_progress,
 }
 

@@ -87,11 +87,37 @@ struct UVLoopExecutorTests {
 
     @Test("one loop iteration runs at most maxWorkPerTurn items: a burst of work spreads over iterations, in order")
     func burstSpreadsOverIterations() throws {
+        let count = LoopExecutor.maxWorkPerTurn * 3 + 10
+        let (order, perIteration) = try runCounted(count) { _ in }
+        #expect(order == Array(0..<count) + [-1])
+        #expect(perIteration.reduce(0, +) == count + 1)
+        #expect(perIteration.max()! <= LoopExecutor.maxWorkPerTurn)
+        #expect(perIteration.count >= 4)
+    }
+
+    @Test("one loop iteration stops once it has run for maxNanosecondsPerTurn: slow items run a few per iteration")
+    func slowItemsSpreadOverIterations() throws {
+        // Each item takes 2 ms of wall time: a 5 ms turn ends after its third.
+        let count = 20
+        let (order, perIteration) = try runCounted(count) { _ in
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < .milliseconds(2) {}
+        }
+        #expect(order == Array(0..<count) + [-1])
+        #expect(perIteration.reduce(0, +) == count + 1)
+        #expect(perIteration.max()! <= 3, "items per iteration: \(perIteration)")
+    }
+
+    /// Submits `count` items from the loop thread at once, each running
+    /// `body`, and returns the order they ran in (item 0 queues one more
+    /// item, -1) and how many ran in each loop iteration that ran any.
+    private func runCounted(
+        _ count: Int, _ body: @escaping @Sendable (Int) -> Void
+    ) throws -> (order: [Int], perIteration: [Int]) {
         let thread = try startedLoopThread()
         defer { stop(thread) }
         let executor = thread.executor
-        let count = LoopExecutor.maxWorkPerTurn * 3 + 10
-        let seen = ServerLocked<(order: [Int], iterations: Set<Int>, iteration: Int)>(([], [], 0))
+        let seen = ServerLocked<(order: [Int], perIteration: [Int: Int], iteration: Int)>(([], [:], 0))
         thread.onLoop { loop in
             // Counts the loop's iterations: prepare watchers run once in each, before polling for I/O.
             let box = WatcherBox()
@@ -101,18 +127,26 @@ struct UVLoopExecutorTests {
             box.watcher?.start()
             for index in 0..<count {
                 executor.execute {
+                    body(index)
                     seen.update {
                         $0.order.append(index)
-                        $0.iterations.insert($0.iteration)
+                        $0.perIteration[$0.iteration, default: 0] += 1
                     }
                     // Queued while the burst's rest waits for later turns: it runs once the burst is done.
-                    if index == 0 { executor.execute { seen.update { $0.order.append(-1) } } }
+                    if index == 0 {
+                        executor.execute {
+                            seen.update {
+                                $0.order.append(-1)
+                                $0.perIteration[$0.iteration, default: 0] += 1
+                            }
+                        }
+                    }
                 }
             }
         }
         #expect(serverWaitUntil { seen.value.order.count == count + 1 })
-        #expect(seen.value.order == Array(0..<count) + [-1])
-        #expect(seen.value.iterations.count == 4)
+        let value = seen.value
+        return (value.order, value.perIteration.sorted { $0.key < $1.key }.map(\.value))
     }
 
     @Test("once its queue is empty the loop sleeps: it does not spin on the idle watcher")

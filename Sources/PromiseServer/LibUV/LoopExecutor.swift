@@ -21,11 +21,14 @@ public import Promise
 /// }
 /// ```
 ///
-/// One loop iteration runs at most ``maxWorkPerTurn`` items; the rest run in
-/// the next ones, with the loop polling for I/O in between (without sleeping:
+/// One loop iteration runs at most ``maxWorkPerTurn`` items, and stops
+/// early once it has run for ``maxNanosecondsPerTurn``; the rest run in the
+/// next ones, with the loop polling for I/O in between (without sleeping:
 /// the idle watcher stays on). A promise with 100,000 `then` children
-/// settles them over some twenty-five turns instead of one, so that other
-/// clients' requests and the store's commits are served meanwhile.
+/// settles them over some twenty-five turns instead of one, and a queue of
+/// slices that each fill a drain budget (a batch's answers, a long
+/// settlement) runs one or two per turn, so that other clients' requests
+/// and the store's commits are served meanwhile.
 ///
 /// Work submitted after the loop has shut down is dropped.
 public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue`, `wakeUp`, `isShutDown`, `loopThread`; `spare`, `next` and `drainSoon` are touched by the loop thread only.
@@ -46,6 +49,11 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
     /// step of the registry (a few microseconds): about 10 ms of work, and
     /// far more than a turn of the busiest benchmark queues.
     static let maxWorkPerTurn = 4_096
+
+    /// Time one loop iteration spends on queued items before it polls for
+    /// I/O: the loop's drain budget. Single items are bounded by budgets of
+    /// their own; this bounds a queue of them.
+    static let maxNanosecondsPerTurn: UInt64 = 5_000_000
 
     init() {
         queue.reserveCapacity(64)
@@ -94,9 +102,10 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
         lock.unlock()
     }
 
-    /// Runs the queued items, up to ``maxWorkPerTurn`` of them. Called by
-    /// the loop on each wake-up. Items queued while they run wait for the
-    /// next call, and so do those past the bound (which keeps the watcher on).
+    /// Runs the queued items, up to ``maxWorkPerTurn`` of them and for up to
+    /// ``maxNanosecondsPerTurn``. Called by the loop on each wake-up. Items
+    /// queued while they run wait for the next call, and so do those past
+    /// the bounds (which keeps the watcher on).
     func drain() {
         lock.lock()
         let continuing = next < spare.count
@@ -105,7 +114,16 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
         drainSoon?.stop()
         lock.unlock()
         let end = min(spare.count, next + Self.maxWorkPerTurn)
-        while next < end {
+        // A turn of one item, the common case under light load, reads no clock.
+        if end - next > 1 {
+            let deadline = Self.monotonicNanoseconds() + Self.maxNanosecondsPerTurn
+            while next < end {
+                let work = spare[next]
+                next += 1
+                work()
+                if Self.monotonicNanoseconds() >= deadline { break }
+            }
+        } else if next < end {
             let work = spare[next]
             next += 1
             work()
@@ -122,6 +140,12 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
         lock.lock()
         if !queue.isEmpty { drainSoon?.start() }
         lock.unlock()
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     /// Empties `items`, keeping its capacity. A turn runs a few items as a
