@@ -27,7 +27,7 @@ extension Registry {
         let (kind, policy, stopOnFailure) = (command.kind, command.policy, command.stopOnFailure)
         let entry = register(
             combined(kind, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
-            id: id, kind: .combinator(kind), inputIDs: ids, name: command.name)
+            id: id, kind: .combinator(kind), inputIDs: ids, inputs: inputs, name: command.name)
         entry.policy = policy
         entry.stopOnFailure = stopOnFailure
         return entry

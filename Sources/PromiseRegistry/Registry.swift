@@ -334,10 +334,14 @@ public final class Registry {
     /// with no promise (`create`), the entry has none until it needs one
     /// (``promise(of:)``). `restoring` is the stored promise it is rebuilt from at start-up:
     /// it keeps its sequence, timestamps and settlement, and is not written again.
+    /// `inputs`, when the caller has looked them up, are the entries `inputIDs`
+    /// name, position by position: a combinator over many inputs then
+    /// probes the table once per input, not three times.
     @discardableResult
     func register(
         _ promise: Promise<JSONValue>?, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
-        inputIDs: [String]? = nil, name: String? = nil, restoring stored: StoredPromise? = nil
+        inputIDs: [String]? = nil, inputs: [RemotePromise]? = nil, name: String? = nil,
+        restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         // Read once: each `stored?.member`, `if let stored` and `stored == nil`
         // copied the whole optional (some 300 bytes) first, restored or not.
@@ -357,7 +361,13 @@ public final class Registry {
         if let replaced = entries.updateValue(entry, forKey: id) { replaced.isRemoved = true }
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
-        if let inputIDs {
+        if let inputs {
+            assert(inputs.count == inputIDs?.count, "one entry per input id")
+            var seen = Set<ObjectIdentifier>()
+            for input in inputs where input !== entry && seen.insert(ObjectIdentifier(input)).inserted {
+                input.addConsumer(id)
+            }
+        } else if let inputIDs {
             var seen = Set<String>()
             for inputID in inputIDs where seen.insert(inputID).inserted {
                 guard let input = entries[inputID], input !== entry else { continue }
@@ -372,7 +382,10 @@ public final class Registry {
             settledCount += 1
             return entry
         }
-        countDependencies(of: entry, by: 1)
+        if let inputs {
+            for input in inputs { input.addDependents(1) }
+        }
+        countDependencies(of: entry, by: 1, inputsCounted: inputs != nil)
         if let promise { observeSettlement(of: entry, promise) }
         if !subscribers.isEmpty && subscribers[id] != nil { observeProgress(entry) }
         if !isRestored {
@@ -447,9 +460,10 @@ public final class Registry {
     /// pending `entry` needs: its `then` parent and its combinator inputs.
     /// Once when it is registered pending (+1) and once when it settles (-1);
     /// while it is pending those cannot be removed, so its ids still name them.
-    private func countDependencies(of entry: RemotePromise, by change: Int) {
+    /// `inputsCounted`: the caller counted the inputs already, from their entries.
+    private func countDependencies(of entry: RemotePromise, by change: Int, inputsCounted: Bool = false) {
         if let parentID = entry.parentID, let parent = entries[parentID] { parent.addDependents(change) }
-        guard let inputIDs = entry.inputIDs else { return }
+        guard !inputsCounted, let inputIDs = entry.inputIDs else { return }
         for inputID in inputIDs { entries[inputID]?.addDependents(change) }
     }
 
