@@ -78,6 +78,19 @@ cc -shared -fPIC -O2 -o "$client_dir/malloc_counter.so" examples/swift-client/Ma
 LD_PRELOAD="$client_dir/malloc_counter.so" "$client_bench" --socket "$client_dir/s.sock" --seconds 5 --clients 50 \
     >> bench/daemon.jsonl
 kill "$client_daemon"; wait "$client_daemon" || true
+# The same async load pinned as the pinned benchmark is (the daemon alone on
+# core 0, the client on core 1), anchored to that benchmark's one-thread
+# epoll load generator with as many clients.
+if [ "$(nproc)" -ge 2 ]; then
+    taskset --cpu-list 0 "$promised" --in-memory --socket "$client_dir/p.sock" --log-level warning \
+        --max-promises 10000000 --max-connections 256 2> "$client_dir/pinned.log" &
+    client_daemon=$!
+    for _ in $(seq 100); do [ -S "$client_dir/p.sock" ] && break; sleep 0.1; done
+    taskset --cpu-list 1 "$client_bench" --socket "$client_dir/p.sock" --seconds 6 --clients 50 --async-only \
+        --name client.async.pinned.c50.pairsPerSecond --anchor daemon.pinned.c50.promised.pairsPerSecond \
+        >> bench/daemon.jsonl
+    kill "$client_daemon"; wait "$client_daemon" || true
+fi
 rm -rf "$client_dir"
 
 # What the pinned ratio comes down to, counted rather than timed (the same on
