@@ -510,13 +510,14 @@ public final class Registry {
             // value is the request's own and the core promise still holds
             // it: written in place, with no lock taken to read it. But a
             // child that settled in the request that made it has its
-            // parent's value, whose text may be kept (a batch of 1,000
-            // `then`s of a 16 MB value counted it each time, up to the room
-            // left in the batch's answer: 2 s). It was pending until this
-            // request, and a pending child's parent is kept (retention,
-            // `forget`): the promise under its parent's id is the one whose
-            // value it took. (`parentWithValue` asks the kind first, so a
-            // `create` or `resolve` answer pays one byte's comparison.)
+            // parent's value, whose text may be kept (counted afresh for
+            // each of a batch of 1,000 `then`s of a 16 MB value, up to the
+            // room left in the batch's answer, it would take seconds). It
+            // was pending until this request, and a pending child's parent
+            // is kept (retention, `forget`): the promise under its parent's
+            // id is the one whose value it took. (`parentWithValue` asks the
+            // kind first, so a `create` or `resolve` answer pays one byte's
+            // comparison.)
             return parentWithValue(of: entry).flatMap(valueText(of:))
         }
         guard !entry.hasNoValueText else { return nil }

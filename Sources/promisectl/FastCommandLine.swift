@@ -20,7 +20,7 @@ import PromiseRPC
 /// and `then`. Anything else (help, `--version`, unknown or short options, a
 /// value that starts with `-`, an empty value, a number that does not parse,
 /// a line that fails `validate()`) gives nil, and ArgumentParser parses the
-/// line as before, with its own messages and exit statuses. What it takes
+/// line, with its own messages and exit statuses. What it takes
 /// runs the same plain value's `validate()` and `run()` as the full path,
 /// so the output and exit status are the same: the tests parse every form
 /// both ways and compare the values (PromiseCtlFastPathTests).

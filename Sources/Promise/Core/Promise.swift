@@ -356,10 +356,10 @@ extension Promise {
     /// left; then lets later registrations run at once.
     ///
     /// Without this, a handler registered on another thread between the
-    /// settle's unlock and the end of its run found the promise settled and
-    /// went to its executor at once, ahead of earlier handlers still being
-    /// handed out: on a serial executor the later one ran first. Costs one
-    /// uncontended lock per settle that had handlers.
+    /// settle's unlock and the end of its run would find the promise settled
+    /// and go to its executor at once, ahead of earlier handlers still being
+    /// handed out: on a serial executor the later one would run first. Costs
+    /// one uncontended lock per settle that had handlers.
     ///
     /// Does nothing while the hand-out is deferred (`isHandOutDeferred`):
     /// the late handlers then run after the deferred ones, which call this

@@ -147,10 +147,11 @@ struct _PromiseState: Sendable {
         extras?.progressObservers ?? []
     }
 
-    /// Appends in place. Through a get/set pair the array was read out
-    /// (one more reference to its buffer), appended to, so copied whole,
-    /// and written back: every observer copied all before it, and `all` over
-    /// one pending input repeated 40,000 times took 38 s on the daemon's loop.
+    /// Appends in place. Through a get/set pair the array would be read out
+    /// (one more reference to its buffer), appended to, so copied whole, and
+    /// written back: every observer would copy all before it, quadratic in
+    /// the observers of one promise (an `all` over one pending input
+    /// repeated 40,000 times has 40,000).
     @inlinable
     mutating func addProgressObserver(_ observer: _ProgressObserver) {
         writableExtras.progressObservers.append(observer)

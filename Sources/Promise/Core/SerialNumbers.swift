@@ -36,7 +36,7 @@ enum _SerialNumbers {
     /// The key of each thread's block (two `UInt64`s: its next number and
     /// the end of its block; freed when the thread exits), plus 1; 0 until
     /// the first promise is numbered. An atomic rather than a lazily made
-    /// `static let`, whose every read went through `swift_once`.
+    /// `static let`, whose every read goes through `swift_once`.
     static let blockKeyPlusOne = Atomic<UInt32>(0)
 
     /// The counter's bit that is the leak report's switch.

@@ -28,7 +28,7 @@ final class PosixSpawnProcess {
     private(set) var hasExited = false
 
     /// Starts `argv[0]` (searched in the PATH of `environment`, as execvp
-    /// did under uv_spawn), or `executable` with `argv` when given, with
+    /// does under uv_spawn), or `executable` with `argv` when given, with
     /// `stdio` as its fds 0, 1 and 2, in a new session. The caller keeps
     /// `stdio` and closes them after the call.
     ///
