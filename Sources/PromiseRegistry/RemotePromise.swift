@@ -58,8 +58,8 @@ final class RemotePromise: PromiseIdentified {
     // 88 bytes, a 96-byte heap block (`malloc_usable_size`, tested). Every
     // 4 KB of new heap is a page fault, and a promise made by `create` is
     // most of what the daemon's memory grows by: so the core promise is in
-    // the details, the flags are one byte and `settled` is not optional
-    // (docs/PERFORMANCE.md).
+    // the details, the flags are one byte and `settled` is stored without
+    // an optional's extra byte (`settledAt`) (docs/PERFORMANCE.md).
     let id: String
     /// Its outcome once the registry has heard of its settlement (see
     /// ``result``). This and the other fields every request reads or sets

@@ -10,8 +10,9 @@ import Glibc
 /// loop thread: the kernel copies the daemon's page tables and the daemon
 /// then takes copy-on-write faults, so each start costs in proportion to the
 /// daemon's memory while every client waits (docs/PERFORMANCE.md). glibc's
-/// posix_spawn uses clone(CLONE_VM|CLONE_VFORK): no copy at all. Without libuv's SIGCHLD handling, the exit is seen as the
-/// pidfd becoming readable, and the child is then reaped with `waitpid`.
+/// posix_spawn uses clone(CLONE_VM|CLONE_VFORK): no copy at all. Without
+/// libuv's SIGCHLD handling, the exit is seen as the pidfd becoming
+/// readable, and the child is then reaped with `waitpid`.
 final class PosixSpawnProcess {
     /// Whether this kernel has pidfd_open (Linux 5.3): without it,
     /// ``ChildProcess`` falls back to ``UVProcess``.
