@@ -8,8 +8,8 @@ import PromiseJSON
 /// answers to requests sent one after another are found at once; past it
 /// they move to a dictionary. Why not always the dictionary: the first one a
 /// process makes looks up `JSONValue: Hashable` in the Swift runtime's
-/// conformance tables, a search of all of them that cost a short
-/// `promisectl run` a seventh of its instructions at start-up.
+/// conformance tables, a search of all of them that a short `promisectl`
+/// call pays at start-up (docs/PERFORMANCE.md).
 ///
 /// ```swift
 /// var unclaimed = UnclaimedResponses()

@@ -3,8 +3,8 @@
 /// the bytes that end or escape a string, the quote, the backslash and the
 /// control characters, in the ids and names that make up most of a line.
 ///
-/// Byte by byte, each needed three comparisons and a branch: about eight
-/// instructions a byte, a third of the cost of reading or writing an id.
+/// Byte by byte, each needs three comparisons and a branch, a large part of
+/// the cost of reading or writing an id (docs/PERFORMANCE.md).
 /// Each test here marks a lane by its high bit (0x80). A mark can also
 /// appear in a lane above a marked one (a borrow), never below it: the
 /// lowest mark is exact, and so is "no mark".

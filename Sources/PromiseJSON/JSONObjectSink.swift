@@ -111,9 +111,8 @@ package struct JSONObjectWriter: JSONObjectSink, ~Copyable {
 
     // Every member is inlined into its caller (`recordMembers`, specialised
     // for this writer), where its key is a constant: copying it takes a few
-    // moves, the capacity check is shared, and no call is made. As calls,
-    // each member cost 60 to 110 instructions (callgrind): more than most
-    // of them write.
+    // moves, the capacity check is shared, and no call is made: a call
+    // would cost more than most members write (docs/PERFORMANCE.md).
 
     @inline(__always)
     package mutating func value(_ key: StaticString, _ value: JSONValue) {
@@ -135,8 +134,9 @@ package struct JSONObjectWriter: JSONObjectSink, ~Copyable {
     }
 
     // The three below write their value in place: made into a `JSONValue`
-    // and written through its `write(to:)`, each cost a call, a switch, and
-    // a copy and a destruction of the enum (a record has four of them).
+    // and written through its `write(to:)`, each would cost a call, a
+    // switch, and a copy and a destruction of the enum (a record has four
+    // of them).
 
     @inline(__always)
     package mutating func int(_ key: StaticString, _ value: Int) {

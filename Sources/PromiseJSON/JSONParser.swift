@@ -1,10 +1,10 @@
 /// A strict RFC 8259 parser from UTF-8 bytes to ``JSONValue``.
 ///
 /// Written by hand rather than using Foundation's `JSONDecoder`, for two
-/// measured reasons: decoding through `Codable` was most of the daemon's CPU
-/// time per request (about 30 µs for a `get` in a release build), and
-/// Foundation accepts text that is not JSON (a trailing comma in `[1,]`),
-/// which a protocol server must refuse.
+/// reasons: decoding through `Codable` would be most of the daemon's CPU
+/// time per request (docs/PERFORMANCE.md), and Foundation accepts text that
+/// is not JSON (a trailing comma in `[1,]`), which a protocol server must
+/// refuse.
 ///
 /// Limits: nesting deeper than ``maximumDepth`` is refused rather than
 /// recursed into, so hostile input cannot exhaust the stack; strings must be
@@ -74,9 +74,9 @@ package struct JSONParser {
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
         // Room for a small object's members (values and reasons mostly hold
-        // one to three) from the start: an empty dictionary regrew,
+        // one to three) from the start: an empty dictionary regrows,
         // rehashing every key, at the 2nd and 3rd member, and gathering the
-        // members in an array first cost an allocation of its own. Not more
+        // members in an array first costs an allocation of its own. Not more
         // room: parsed values are kept in records, and four buckets cost a
         // small object little. (A request's params do not come here: see
         // `RequestLine`.)
@@ -113,8 +113,8 @@ package struct JSONParser {
     ///
     /// With ``endKey()`` and ``endMember()``, the steps of
     /// ``parseMembers(key:value:)`` for a reader that walks an object in a
-    /// loop of its own: `RequestLine` does, where the closures it passed
-    /// were not inlined and cost a call, and the captured envelope a box.
+    /// loop of its own: `RequestLine` does, where closures passed to it are
+    /// not inlined and cost a call, and the captured envelope a box.
     @inline(__always)
     package mutating func beginObject() throws(JSONParseError) -> Bool {
         try enter()
@@ -201,8 +201,8 @@ package struct JSONParser {
     /// Reads a string, setting `printableASCII` to whether it was written
     /// as printable ASCII (0x20 to 0x7E) without escapes: then its bytes
     /// are known to make a valid promise id of their length, and
-    /// `RPCParams` skips ``PromiseID/problem(with:)``, which read them
-    /// again (about 100 instructions an id, callgrind). False says nothing:
+    /// `RPCParams` skips ``PromiseID/problem(with:)``, which would read
+    /// them again (docs/PERFORMANCE.md). False says nothing:
     /// an escaped string is not looked at.
     @inline(__always)
     package mutating func parseString(printableASCII: inout Bool) throws(JSONParseError) -> String {
@@ -323,9 +323,9 @@ package struct JSONParser {
     /// Reads a string that most requests carry (`"2.0"`, a common method
     /// or param name) as the literal it equals, making no `String` of its
     /// bytes; nil, having read nothing, for any other value (the parser is
-    /// on its first byte). Decoding and checking these few bytes each time
-    /// was about 150 instructions a string; comparing them with each
-    /// candidate byte by byte, another 100.
+    /// on its first byte). The bytes are compared as one word with each
+    /// candidate's, rather than decoded and checked each time, or compared
+    /// byte by byte (docs/PERFORMANCE.md).
     package mutating func parseCommonString() -> String? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let word: UInt64
@@ -386,12 +386,11 @@ package struct JSONParser {
     ///
     /// The 8 bytes after the quote are loaded at once, and the closing quote
     /// found and the bytes before it checked a word at a time (see
-    /// ``ByteLanes``): about 25 instructions. Read byte by byte
-    /// (``printableASCIIStringEnd(maxCount:)``), then made into a
-    /// word, a request's keys and short strings cost 100 to 150 each, with
-    /// seven or eight of them a line. Always inlined: called (12 times a
-    /// pair), it cost about 50 instructions a call, its result passed in
-    /// memory (callgrind).
+    /// ``ByteLanes``), rather than read byte by byte
+    /// (``printableASCIIStringEnd(maxCount:)``) and then made into a word:
+    /// a line holds seven or eight such keys and short strings. Always
+    /// inlined: called (12 times a create + resolve pair), it would pass its
+    /// result in memory (docs/PERFORMANCE.md).
     @inline(__always)
     package func shortString() -> (word: UInt64, count: Int)? {
         guard index &+ 9 <= bytes.count else { return nil }
@@ -425,8 +424,8 @@ package struct JSONParser {
     /// other value. Reads nothing.
     ///
     /// Eight bytes a step (see ``ByteLanes``) up to the first quote,
-    /// backslash or control character, then that byte: byte by byte, a
-    /// 17-byte promise id cost about 100 instructions more.
+    /// backslash or control character, then that byte, rather than byte by
+    /// byte all the way (docs/PERFORMANCE.md).
     package func printableASCIIStringEnd(maxCount: Int) -> Int? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
@@ -461,8 +460,8 @@ package struct JSONParser {
 
     /// The string of `ascii`, bytes known to be ASCII. Written in place:
     /// up to 15 bytes (most ids), the string is made in its own bits and
-    /// told ASCII by a mask, where `String(decoding:as:)` checked the bytes
-    /// one by one first: about 100 instructions for an 11-byte id, not 190.
+    /// told ASCII by a mask, where `String(decoding:as:)` checks the bytes
+    /// one by one first (docs/PERFORMANCE.md).
     private static func asciiString(_ ascii: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: ascii.count) { buffer in
             buffer.initialize(fromContentsOf: ascii)
@@ -525,8 +524,8 @@ package struct JSONParser {
     /// Reads a number written as 1 to 18 digits, the first not 0: the
     /// commonest in requests (ids, counts, values), which no `Int`
     /// overflows. Returns nil, having read nothing, for any other number.
-    /// The general reading, with its overflow checks, sign, fraction and
-    /// exponent, cost about 80 instructions a number (callgrind).
+    /// It skips the general reading's overflow checks, sign, fraction and
+    /// exponent (docs/PERFORMANCE.md).
     @inline(__always)
     private mutating func parseSmallInteger() -> Int? {
         var end = index

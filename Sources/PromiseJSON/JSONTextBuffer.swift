@@ -3,12 +3,12 @@
 ///
 /// Written by hand because the daemon's answers are written as dozens of
 /// short appends (a record has ten members: a key, a value and punctuation
-/// each), and `[UInt8].append(contentsOf:)` spent about 70 instructions on
-/// each, checking the array's uniqueness and capacity and copying through
-/// a generic path: a third of the cost of writing a record (callgrind).
-/// Here an append is a bounds check and a copy, and the finished text is
-/// copied once into an array of exactly its size. The appends are inlined
-/// into their callers: as calls they were about a tenth of writing a record.
+/// each), and `[UInt8].append(contentsOf:)` checks the array's uniqueness
+/// and capacity on each and copies through a generic path, a large part of
+/// writing a record (docs/PERFORMANCE.md). Here an append is a bounds check
+/// and a copy, and the finished text is copied once into an array of
+/// exactly its size. The appends are inlined into their callers, so that
+/// an append makes no call.
 ///
 /// ```swift
 /// let text = JSONTextBuffer.bytes { text in
@@ -99,8 +99,8 @@ package struct JSONTextBuffer: ~Copyable {
     /// Copies `count` bytes: up to 16 inline, as two loads and two stores
     /// of a width that fits, overlapping in the middle; more through
     /// `memcpy`. Most appends are a few bytes (a key, an id, a literal),
-    /// and the call to `memcpy` cost more than such a copy: about 30
-    /// instructions, some twenty times per record.
+    /// some twenty of them per record, and the call to `memcpy` costs more
+    /// than such a copy (docs/PERFORMANCE.md).
     @inline(__always)
     package static func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) {
         if count > 16 {

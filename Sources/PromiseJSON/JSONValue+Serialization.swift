@@ -57,8 +57,8 @@ extension JSONValue {
     /// Appends `d` as JSON text: null when it is not finite.
     ///
     /// Inlined: 0 and 1 (every progress but a partial one) are then a
-    /// comparison and a store of three bytes in the record's writer; as a
-    /// call they cost about 40 instructions each (callgrind).
+    /// comparison and a store of three bytes in the record's writer, not a
+    /// call each (docs/PERFORMANCE.md).
     @inline(__always)
     package static func writeDouble(_ d: Double, to text: inout JSONTextBuffer) {
         // 0 and 1 spare a float formatting.
@@ -84,7 +84,8 @@ extension JSONValue {
 
     /// Appends the decimal digits of `value`, without making a `String` of
     /// it first: records hold several numbers (times, ids), and formatting
-    /// each through `String(_:)` cost about four times as much.
+    /// each through `String(_:)` costs several times as much
+    /// (docs/PERFORMANCE.md).
     @inline(__always)
     package static func writeInt(_ value: Int, to text: inout JSONTextBuffer) {
         if value >= 0 && value < 10 {
@@ -92,13 +93,13 @@ extension JSONValue {
         }
         // Eight digits at a time (``eightDigits(_:)``), the first group
         // without its leading zeros, stored as whole words: a record's times
-        // have 13 digits, a group of 5 and one of 8. Counted first against a
-        // table of powers of ten (behind a `swift_once`), then written two by
-        // two from a table of "00" to "99", such a time cost about 170
-        // instructions; this way about 105, inlined as it is (callgrind: 240
-        // fewer per create + resolve, whose answers hold three times). Each
-        // store writes 8 bytes, some past the digits: room is made for them,
-        // and the count covers only the digits.
+        // have 13 digits, a group of 5 and one of 8, and a create + resolve
+        // pair's answers hold three of them. This is cheaper than counting
+        // the digits against a table of powers of ten (behind a `swift_once`)
+        // and writing them two by two from a table of "00" to "99"
+        // (docs/PERFORMANCE.md). Each store writes 8 bytes, some past the
+        // digits: room is made for them, and the count covers only the
+        // digits.
         let magnitude = UInt64(value.magnitude)
         let isNegative = value < 0
         text.append(upTo: 1 + 3 * 8) { out in
@@ -157,8 +158,8 @@ extension JSONValue {
 
     /// Whether `bytes` hold a quote, a backslash or a control character:
     /// eight bytes at a time (see ``ByteLanes``), the last eight
-    /// overlapping those before. Inlined into ``writeString(_:to:)``: as a
-    /// call it cost some 20 instructions more per string.
+    /// overlapping those before. Inlined into ``writeString(_:to:)``, which
+    /// would otherwise make a call for every string (docs/PERFORMANCE.md).
     @inline(__always)
     private static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count >= 8 else {
@@ -175,8 +176,8 @@ extension JSONValue {
     /// The 1 to 7 bytes of `bytes` in the lanes of one word, some of them
     /// twice, and nothing else: for ``needsEscape(_:)``, to which a byte
     /// seen twice makes no difference. Short strings are most of what a
-    /// record holds (ids like `k42`), and looked at byte by byte they cost
-    /// about 8 instructions a byte (callgrind).
+    /// record holds (ids like `k42`), and looked at byte by byte each byte
+    /// takes three comparisons and a branch (see ``ByteLanes``).
     @inline(__always)
     private static func shortWord(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let start = UnsafeRawPointer(bytes.baseAddress!)

@@ -3,8 +3,8 @@ extension Array {
     /// filled again for every request (the relay's news, a request's params).
     ///
     /// Popped one by one, not `removeAll(keepingCapacity: true)`, which goes
-    /// through the generic `replaceSubrange`: about 220 instructions to empty
-    /// the one to three elements these hold (callgrind). Storage that is
+    /// through the generic `replaceSubrange`, dear for the one to three
+    /// elements these hold (docs/PERFORMANCE.md). Storage that is
     /// shared is copied by the first pop, as any change would copy it.
     ///
     /// ```swift

@@ -55,15 +55,15 @@ public struct JSONRPCRequest: Sendable, Hashable {
     /// object) and returns the request's parts, as the dispatcher reads
     /// them. Throws as ``init(_:)-(JSONValue)`` does.
     ///
-    /// Parts, not a request: the request made here was copied to be
-    /// returned, then destroyed, about 100 instructions a request (a tuple
-    /// is returned as it is made), and the method is kept as the parser
-    /// told it, with no `String` made of a known method.
+    /// Parts, not a request: a request made here would be copied to be
+    /// returned, then destroyed (a tuple is returned as it is made), and the
+    /// method is kept as the parser told it, with no `String` made of a
+    /// known method (docs/PERFORMANCE.md).
     package static func check(
         _ envelope: consuming JSONRPCEnvelope?
     ) throws(Rejection) -> (id: JSONValue?, method: RequestedMethod, params: RPCParams, lentID: LentPromiseID?) {
-        // Each member is taken out of the envelope, not copied: copying them
-        // and then destroying the envelope cost about 500 instructions a request.
+        // Each member is taken out of the envelope, not copied and then
+        // destroyed with the envelope (docs/PERFORMANCE.md).
         guard var envelope = envelope.take() else {
             throw Rejection(id: .null, error: RPCError(.invalidRequest, "a request must be a JSON object"))
         }

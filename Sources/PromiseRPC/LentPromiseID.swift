@@ -3,10 +3,9 @@
 /// the promise up by these bytes (`Registry.entry(idBytes:)`), and keeps
 /// using the id it stored when the promise was made.
 ///
-/// An id longer than 15 bytes does not fit in a `String`'s own bits: making
-/// one to look a promise up, then freeing it, was about 450 instructions of
-/// a create+resolve pair with ids of the benchmark's length (17 bytes;
-/// `scripts/count-instructions.sh daemon`).
+/// An id longer than 15 bytes does not fit in a `String`'s own bits: made
+/// into one to look a promise up, it is allocated and freed again
+/// (docs/PERFORMANCE.md).
 ///
 /// Only ``RequestLine/init(parsing:reusing:lendingIDs:)`` lends ids, and
 /// only the dispatcher asks it to: the bytes are valid while the line is

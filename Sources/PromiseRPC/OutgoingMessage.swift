@@ -30,9 +30,9 @@ package enum OutgoingMessage {
     /// Appends the JSON text of ``recordResult(id:_:)``'s answer, without its newline.
     ///
     /// Its members are known, so the text between them is appended as two
-    /// constant runs: member by member through a ``JSONObjectWriter`` and
-    /// its closure, it cost about 165 instructions more per answer
-    /// (callgrind). Its text is that of `JSONRPCResponse.result(_:_:)`
+    /// constant runs, rather than member by member through a
+    /// ``JSONObjectWriter`` and its closure (docs/PERFORMANCE.md). Its text
+    /// is that of `JSONRPCResponse.result(_:_:)`
     /// holding the record (`RecordJSONTests`).
     @inline(__always)
     package static func writeRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void,

@@ -20,16 +20,15 @@ public enum PromiseID {
     /// The same, for text whose bytes may be known already to be printable
     /// ASCII (`knownPrintableASCII`, as the request parser tells the strings
     /// it read): then only its length is checked, its bytes not read again
-    /// (about 100 instructions an id).
+    /// (docs/PERFORMANCE.md).
     @inline(__always)
     static func problem(with text: String, knownPrintableASCII: Bool) -> String? {
         if text.isEmpty { return "it is empty" }
         if text.utf8.count > maxBytes { return "it is longer than \(maxBytes) bytes" }
         if knownPrintableASCII { return nil }
         // Printable ASCII, what ids nearly always are, is checked from the
-        // string's own storage, eight bytes at a time: walking its Unicode
-        // scalars cost some 300 instructions per request naming an id, and
-        // byte by byte some 150.
+        // string's own storage, eight bytes at a time, not by walking its
+        // Unicode scalars or its bytes one by one (docs/PERFORMANCE.md).
         let printableASCII = text.utf8.withContiguousStorageIfAvailable(isPrintableASCII)
         if printableASCII == true { return nil }
         for scalar in text.unicodeScalars {

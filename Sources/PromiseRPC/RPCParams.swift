@@ -15,12 +15,10 @@ public struct RPCParams: Sendable, Hashable {
     /// An array, not a dictionary: params hold a few members and a method
     /// asks for each it knows, so comparing the few keys costs less than
     /// hashing each key once to build a dictionary and again per lookup
-    /// (about 1,500 instructions per create+resolve pair, callgrind).
+    /// (docs/PERFORMANCE.md).
     ///
-    /// Of a struct, not a tuple: the tuples were destroyed one by one
-    /// through the tuple's metadata when the array was freed; a
-    /// create+resolve pair cost about 280 instructions more (callgrind,
-    /// measured together with inlining ``JSONParser/shortString()``).
+    /// Of a struct, not a tuple: tuples are destroyed one by one through
+    /// the tuple's metadata when the array is freed (docs/PERFORMANCE.md).
     private var pairs: [Pair]
     /// Positions in `pairs` by key, for the rare params with many members,
     /// which a linear search would make quadratic in the line's length.
@@ -33,8 +31,8 @@ public struct RPCParams: Sendable, Hashable {
         /// True when the value is a string the parser read as printable
         /// ASCII without escapes (see
         /// ``JSONParser/parseString(printableASCII:)``): as a promise id it
-        /// needs only its length checked, its bytes are not read again
-        /// (``PromiseID/problem(with:)`` cost about 100 instructions an id).
+        /// needs only its length checked, its bytes are not read again by
+        /// ``PromiseID/problem(with:)``.
         var printableASCII = false
     }
 
@@ -105,8 +103,8 @@ public struct RPCParams: Sendable, Hashable {
     /// The deepest nesting among the values, counting the params object as one level.
     package var depth: Int {
         // Read in place, and only arrays and objects further: copying each
-        // value out to ask it, as a loop over the pairs did, cost about 130
-        // instructions a request for params that are mostly strings.
+        // value out to ask it is dear for params that are mostly strings
+        // (docs/PERFORMANCE.md).
         var deepest = 0
         for position in pairs.indices {
             switch pairs[position].value {
@@ -146,8 +144,8 @@ public struct RPCParams: Sendable, Hashable {
     /// The promise id at `position`, its bytes not read again when the
     /// parser found them printable ASCII.
     private func checkedID(at position: Int, _ key: String) throws(RPCError) -> String {
-        // Matched in place: through `checkedID(_:_:)`, the value was copied
-        // out and destroyed, about 150 instructions an id.
+        // Matched in place: through `checkedID(_:_:)`, the value would be
+        // copied out and destroyed (docs/PERFORMANCE.md).
         if pairs[position].printableASCII, case .string(let text) = pairs[position].value,
             PromiseID.problem(with: text, knownPrintableASCII: true) == nil
         {

@@ -14,8 +14,8 @@ public protocol RPCPeer: AnyObject {
     var isReserved: Bool { get }
     /// Queues one serialized JSON-RPC message as a line: its compact JSON
     /// text and the newline that ends it, in one array, so that a message
-    /// is one buffer for the socket (a `writev` of the text and a separate
-    /// newline cost 14% more than a `write` of both, per message).
+    /// is one buffer for the socket: a `writev` of the text and a separate
+    /// newline costs more than a `write` of both (docs/PERFORMANCE.md).
     /// Returns false when the peer is gone or was cut off for not reading.
     @discardableResult
     func send(_ message: [UInt8]) -> Bool

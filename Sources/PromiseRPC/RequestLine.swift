@@ -6,10 +6,11 @@ import PromiseJSON
 /// The envelope is read straight from the bytes: the members `jsonrpc`, `id`,
 /// `method` and `params` land in ``JSONRPCEnvelope``'s fields as they are
 /// parsed, so no dictionary is built (and no key hashed) for the top level
-/// of every request. Hashing those keys, to build the object and then to
-/// look its members up, was about a tenth of the daemon's instructions per
-/// request. The members of an object `params` go into ``RPCParams`` as they
-/// are read, again without a dictionary; every other value is parsed as usual.
+/// of every request: hashing those keys, to build the object and then to
+/// look its members up, is a large part of the daemon's work per request
+/// (docs/PERFORMANCE.md). The members of an object `params` go into
+/// ``RPCParams`` as they are read, again without a dictionary; every other
+/// value is parsed as usual.
 ///
 /// ```swift
 /// let line = try RequestLine(parsing: Array(#"{"jsonrpc":"2.0","id":1,"method":"get","params":{"id":"a"}}"#.utf8))
@@ -40,9 +41,8 @@ package enum RequestLine: Hashable {
 
     /// Reads a line lent as bytes, the first params object into `spare`,
     /// when given: the emptied storage of an earlier request's params
-    /// (``RPCParams/takeStorage()``), taken (left nil). Allocating and
-    /// freeing that array for every request cost about 680 instructions
-    /// of a create+resolve pair (`scripts/count-instructions.sh daemon`).
+    /// (``RPCParams/takeStorage()``), taken (left nil), so that no request
+    /// allocates and frees that array (docs/PERFORMANCE.md).
     ///
     /// With `lendingIDs`, the id of a `resolve` or `reject` whose "method"
     /// comes before its "params" is left in `line` (``LentPromiseID``)
@@ -134,8 +134,8 @@ package struct JSONRPCEnvelope: Hashable {
     }
 
     /// No member yet, for the parser to fill: the memberwise initialiser
-    /// below, given no argument, made an empty envelope, copied it and
-    /// destroyed the original, about 100 instructions a line.
+    /// below, given no argument, makes an empty envelope, copies it and
+    /// destroys the original (docs/PERFORMANCE.md).
     init() {}
 
     init(id: JSONValue? = nil, jsonrpc: JSONValue? = nil, method: JSONValue? = nil, params: JSONValue? = nil) {
@@ -151,10 +151,8 @@ extension JSONParser {
     /// the value) when it is not an object.
     ///
     /// The members are walked in a loop here, not by
-    /// ``JSONParser/parseMembers(key:value:)``, whose value closure was not
-    /// inlined and captured the envelope in a box; with the method told from
-    /// its word and the params read as below, reading a create+resolve pair's
-    /// lines went from about 4,300 instructions to 3,900 (callgrind).
+    /// ``JSONParser/parseMembers(key:value:)``, whose value closure is not
+    /// inlined and captures the envelope in a box (docs/PERFORMANCE.md).
     fileprivate mutating func parseEnvelope(
         reusing spare: inout [RPCParams.Pair]?, lendingIDs: Bool
     ) throws(JSONParseError) -> JSONRPCEnvelope? {
@@ -164,8 +162,8 @@ extension JSONParser {
         }
         var envelope = JSONRPCEnvelope()
         try parseEnvelopeMembers(into: &envelope, reusing: &spare, lendingIDs: lendingIDs)
-        // Moved out: returned as is, it was copied, then destroyed here
-        // (about 140 instructions a request).
+        // Moved out: returned as is, it would be copied, then destroyed
+        // here (docs/PERFORMANCE.md).
         return consume envelope
     }
 
@@ -302,8 +300,8 @@ extension JSONParser {
     /// (`"id":`, `"jsonrpc":`, `"method":`, `"params":`), and the length of
     /// that text; nil for any other key or way of writing one, which
     /// ``parseEnvelopeKey()`` then reads. Compared as loaded, 8 bytes at
-    /// once: reading the key as a string, then its colon, cost about 50
-    /// instructions more a key (callgrind).
+    /// once, rather than read as a string and then its colon
+    /// (docs/PERFORMANCE.md).
     private func compactEnvelopeKey() -> (member: JSONRPCEnvelope.Member, length: Int)? {
         guard index &+ 10 <= bytes.count else { return nil }
         let word = ByteLanes.load(bytes, at: index)
@@ -320,9 +318,8 @@ extension JSONParser {
 
     /// The param key the parser is on, with its colon right after it, when
     /// it is `"id":` or `"value":` (create's and resolve's), and the length
-    /// of that text; nil for any other, read as strings are. Read as a
-    /// common string, then its colon, each cost about 60 instructions more
-    /// (callgrind).
+    /// of that text; nil for any other, read as strings are. Compared as
+    /// loaded, as `compactEnvelopeKey()` does (docs/PERFORMANCE.md).
     private func compactParamKey() -> (key: String, length: Int)? {
         guard index &+ 8 <= bytes.count else { return nil }
         let word = ByteLanes.load(bytes, at: index)
@@ -350,8 +347,7 @@ extension JSONRPCEnvelope {
 
         /// The member whose name, of at most 8 bytes, has the word `word`
         /// (``JSONParser/word(from:count:)``): one comparison per candidate,
-        /// where comparing the bytes and making no `String` still cost
-        /// some 65 instructions a key.
+        /// cheaper than comparing the bytes (docs/PERFORMANCE.md).
         init?(word: UInt64) {
             switch word {
             case ShortWord.id: self = .id

@@ -18,8 +18,8 @@ public enum SocketPath {
     /// variables of this process's environment.
     ///
     /// Reads the three variables with `getenv`: `ProcessInfo.processInfo.environment`
-    /// copies the whole environment into a dictionary first, a quarter of
-    /// what a short `promisectl get` did besides talking to the daemon.
+    /// copies the whole environment into a dictionary first
+    /// (docs/PERFORMANCE.md).
     public static func resolve(explicit: String?) -> String {
         resolve(explicit: explicit) { name in getenv(name).map { String(cString: $0) } }
     }

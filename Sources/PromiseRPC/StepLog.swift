@@ -4,8 +4,8 @@
 /// A ring: once `limit` bytes are held, each new byte overwrites the oldest,
 /// so the memory held never passes `limit` (plus the allocator's rounding)
 /// however much the step writes, and each byte costs one copy. Trimming a
-/// growing array in steps instead (as stderr was kept) holds up to twice
-/// the limit between trims.
+/// growing array in steps instead would hold up to twice the limit between
+/// trims.
 ///
 /// ```swift
 /// var log = StepLog(limit: 4)

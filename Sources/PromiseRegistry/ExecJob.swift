@@ -176,10 +176,9 @@ extension ProcessSpec {
     }
 
     /// Whether `text` holds the byte `byte`: `memchr` over the string's
-    /// contiguous UTF-8 when it has it (a native string does). Walking `utf8`
-    /// as a collection, byte by byte through its index, was 13% of the
-    /// daemon's instructions in a 21-step pipeline of `then … exec` steps, and
-    /// a plain loop over the bytes still 5%.
+    /// contiguous UTF-8 when it has it (a native string does), not walking
+    /// `utf8` as a collection or looping over its bytes
+    /// (docs/PERFORMANCE.md).
     private static func holds(_ byte: UInt8, _ text: String) -> Bool {
         text.utf8.withContiguousStorageIfAvailable { bytes in
             guard let start = bytes.baseAddress else { return false }

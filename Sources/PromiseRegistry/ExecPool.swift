@@ -5,9 +5,10 @@ import PromiseJSON
 /// as long as it holds it, and whoever finds none free waits its turn, first
 /// come first served (docs/PROTOCOL.md, "Pools"). Loop thread only.
 ///
-/// A queue, not a refusal: with `--max-running-processes 2`, 19 of 21
-/// compile steps of a C build were rejected ("too many running processes");
-/// `make -j` and task-spooler's `-S` make them wait instead, and so does this.
+/// A queue, not a refusal: with `--max-running-processes 2`, a refusal
+/// would reject 19 of 21 compile steps of a C build ("too many running
+/// processes"); `make -j` and task-spooler's `-S` make them wait instead,
+/// and so does this.
 ///
 /// ```swift
 /// let pool = ExecPool(name: "cc", limit: 1)

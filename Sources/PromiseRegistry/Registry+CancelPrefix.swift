@@ -11,11 +11,10 @@ import Promise
 /// that no call holds the loop (and every other client) for long.
 extension Registry {
     /// The most promises one `cancelPrefix` call looks at. Each costs a
-    /// byte comparison of its id (and, for a match, what its cancel does):
-    /// 100,000 took 11 ms of a release daemon's loop (300,000 held, nothing
-    /// matching), 10,000 took 0.5 ms round trip included (median of 20), so
-    /// a batch of 1,000 calls holds the loop about half a second, as `list`'s
-    /// bound allows; a million promises take a hundred calls.
+    /// byte comparison of its id (and, for a match, what its cancel does),
+    /// so that a batch of 1,000 calls holds the loop about half a second, as
+    /// `list`'s bound allows (docs/PERFORMANCE.md); a million promises take
+    /// a hundred calls.
     static let cancelPrefixScanAllowance = 10_000
 
     /// `cancelPrefix`: how many it cancelled, and where to go on.

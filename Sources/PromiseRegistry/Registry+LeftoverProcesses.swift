@@ -13,7 +13,7 @@ import Glibc
 extension Registry {
     /// Stores the pid and start time of `job`'s command just started, in a
     /// commit after the one that marked it started (write-ahead): a crash
-    /// between the two leaves a command that a restart cannot stop, as before.
+    /// between the two leaves a command that a restart cannot stop.
     func recordProcess(_ process: any RunningProcess, of job: ExecJob, childID: String) {
         guard journal != nil, let pid = process.processID, let startTime = leftoverProcesses.startTime(pid) else { return }
         job.recordedProcess = LeftoverProcessGroup(pid: pid, startTime: startTime)

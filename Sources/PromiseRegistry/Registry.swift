@@ -41,17 +41,15 @@ public final class Registry {
     }
     /// Whether ``logger`` writes debug messages, asked by every creation
     /// and settlement before making one: asking the logger itself (a
-    /// runtime-checked read of its storage, a copy of its handler) cost
-    /// about 200 instructions a call, 400 of a create+resolve pair.
+    /// runtime-checked read of its storage, a copy of its handler) costs
+    /// far more than reading a flag (docs/PERFORMANCE.md).
     @exclusivity(unchecked) private(set) var logsDebug: Bool
 
     // The maps and counters every request touches are `@exclusivity(unchecked)`:
     // they are used on the loop thread only, and no access to one of them
     // spans a call that could reach it again, so the runtime's check of each
-    // access only cost time (about 90 instructions per access; with
-    // FlushQueue's and LoopExecutor's, 2,000 per create+resolve pair,
-    // `scripts/count-instructions.sh daemon`). Ids are keys by their bytes
-    // (`PromiseKey`): two spellings of one text are two ids.
+    // access would only cost time (docs/PERFORMANCE.md). Ids are keys by
+    // their bytes (`PromiseKey`): two spellings of one text are two ids.
     @exclusivity(unchecked) var entries = PromiseIndex<RemotePromise>()
     /// Every promise in creation order, for `list`; forgotten ones linger
     /// until `forget` compacts it.
@@ -80,9 +78,9 @@ public final class Registry {
     /// Read at every creation and settlement: unchecked, as the maps above.
     @exclusivity(unchecked) var now: () -> Int64 = Registry.wallClockMilliseconds
 
-    /// The wall clock to the nearest millisecond, read with `clock_gettime`:
-    /// through `Date` it cost about 100 instructions, three times per
-    /// create+resolve pair.
+    /// The wall clock to the nearest millisecond, read with `clock_gettime`
+    /// rather than through `Date`, three times per create+resolve pair
+    /// (docs/PERFORMANCE.md).
     static func wallClockMilliseconds() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
@@ -156,10 +154,10 @@ public final class Registry {
     /// At shutdown the server lets its handler, and so this registry, go
     /// before the loop runs the work left in its queue, where a cut of the
     /// journal may wait (a change made as connections closed): it then
-    /// writes nothing more of this registry's. What was acknowledged had
-    /// been stored by `Dispatcher.stop`. Before this, that cut read the
-    /// registry through its unowned reference and the daemon trapped, one
-    /// clean stop in several under the simulation (status 134).
+    /// writes nothing more of this registry's: the journal's closures reach
+    /// the registry through an unowned reference, which must not be read
+    /// once it is gone. What was acknowledged has been stored by
+    /// `Dispatcher.stop`.
     deinit {
         journal?.snapshots = { _ in [] }
         journal?.logSnapshots = { _ in [] }
@@ -344,7 +342,7 @@ public final class Registry {
         restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         // Read once: each `stored?.member`, `if let stored` and `stored == nil`
-        // copied the whole optional (some 300 bytes) first, restored or not.
+        // copies the whole optional (some 300 bytes) first, restored or not.
         let (sequence, created, isRestored, settledBefore): (Int, Int64, Bool, Bool)
         if let stored {
             (sequence, created, isRestored, settledBefore) = (stored.sequence, stored.created, true, !stored.isPending)
@@ -474,8 +472,8 @@ public final class Registry {
         let now = now()
         var promises: [StoredPromise] = []
         promises.reserveCapacity(ids.count)
-        // Appended straight from `stored`: `compactMap` moved each promise
-        // (291 bytes) once more through an optional and grew its array as it went.
+        // Appended straight from `stored`: `compactMap` would move each promise
+        // (291 bytes) once more through an optional and grow its array as it goes.
         for id in ids {
             guard let entry = entries[id] else { continue }
             if entry.parentID != nil { shareParentValue(entry) }
@@ -526,13 +524,14 @@ public final class Registry {
             // value is the request's own and the core promise still holds
             // it: written in place, with no lock taken to read it. But a
             // child that settled in the request that made it has its
-            // parent's value, whose text may be kept (a batch of 1,000
-            // `then`s of a 16 MB value counted it each time, up to the room
-            // left in the batch's answer: 2 s). It was pending until this
-            // request, and a pending child's parent is kept (retention,
-            // `forget`): the promise under its parent's id is the one whose
-            // value it took. (`parentWithValue` asks the kind first, so a
-            // `create` or `resolve` answer pays one byte's comparison.)
+            // parent's value, whose text may be kept (counted afresh for
+            // each of a batch of 1,000 `then`s of a 16 MB value, up to the
+            // room left in the batch's answer, it would take seconds). It
+            // was pending until this request, and a pending child's parent
+            // is kept (retention, `forget`): the promise under its parent's
+            // id is the one whose value it took. (`parentWithValue` asks the
+            // kind first, so a `create` or `resolve` answer pays one byte's
+            // comparison.)
             return parentWithValue(of: entry).flatMap(valueText(of:))
         }
         guard !entry.hasNoValueText else { return nil }
@@ -621,8 +620,8 @@ public final class Registry {
 
     /// Sends `entry`'s subscribers its progress from now on. Called at the
     /// first subscription (or at creation, for ids subscribed to before):
-    /// most promises never have a subscriber, and observing them all cost
-    /// each an allocation and, on fulfilment, a hop through the loop.
+    /// most promises never have a subscriber, and observing them all would
+    /// cost each an allocation and, on fulfilment, a hop through the loop.
     func observeProgress(_ entry: RemotePromise) {
         guard !entry.observesProgress, entry.isPending else { return }
         entry.observesProgress = true

@@ -69,7 +69,7 @@ final class Waiter {
 /// connections, against `DaemonLimits.maxWaitersForUncreatedIDs` and
 /// `maxSubscriptionsToUncreatedIDs`. Ids of existing promises are bounded
 /// by `maxPromises`; these are not, and each costs its id's bytes: 100,000
-/// subscriptions of 256-byte ids took ~49 MB, on every connection.
+/// subscriptions of 256-byte ids take about 49 MB, on every connection.
 struct UncreatedWatches {
     var waiters = 0
     var subscriptions = 0
@@ -82,7 +82,7 @@ struct UncreatedWatches {
 ///
 /// A protocol rather than a closure: the dispatcher's channels are small
 /// structs, held in `any AnswerChannel` without an allocation, where a
-/// closure capturing the same things cost two per request (its context,
+/// closure capturing the same things costs two per request (its context,
 /// and a box for its weak reference).
 protocol AnswerChannel {
     func send(_ message: OutgoingMessage)
@@ -114,7 +114,7 @@ struct RegistryCall {
 
     /// Takes the answer of a method that answers later with a record
     /// (`wait`), as JSON text; nil for a notification. Made on demand: only
-    /// `wait` needs it, and making it for every request cost an allocation each.
+    /// `wait` needs it, and making it for every request would cost an allocation each.
     var answerLater: ((Result<[UInt8], RegistryError>) -> Void)? {
         guard let requestID else { return nil }
         let answers = self.answers

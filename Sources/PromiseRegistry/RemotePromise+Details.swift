@@ -5,12 +5,9 @@ import PromiseStore
 extension RemotePromise {
     /// The fields of a remote promise that most promises leave empty. A
     /// million short-lived promises made with `create` and settled with
-    /// `resolve` use none of them; holding them inline cost about 150 bytes
-    /// each. The `then` links and the core promise are here too: inline,
-    /// the links made a promise 128 bytes (a 144-byte block of the heap)
-    /// instead of 104 (112), the core promise 104 instead of 88 (96), and
-    /// every 4 KB of new heap is a page fault, 2.3-4 µs on the benchmark
-    /// machine. Loop thread only, as its promise.
+    /// `resolve` use none of them, and every 4 KB of new heap is a page
+    /// fault. The `then` links and the core promise are here too, for the
+    /// same reason (docs/PERFORMANCE.md). Loop thread only, as its promise.
     final class Details {
         /// The id of the promise this one follows (`then`), set when it is made.
         let parentID: String?

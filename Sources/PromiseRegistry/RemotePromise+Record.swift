@@ -5,9 +5,9 @@ import PromiseStore
 /// A promise's record (docs/PROTOCOL.md, "The promise record"), as a
 /// `JSONValue` and as JSON text.
 ///
-/// Most answers are a record. Building it as a dictionary, then sorting its
-/// members to write them, cost a third of the daemon's instructions per
-/// create + resolve (callgrind); `writeRecord` writes the text in one pass.
+/// Most answers are a record. `writeRecord` writes its text in one pass,
+/// without building it as a dictionary and then sorting its members to
+/// write them (docs/PERFORMANCE.md).
 /// Both forms come from one member list (see ``JSONObjectSink``).
 extension RemotePromise {
     /// The record, as every method returns it. `now` stamps `settled` when
@@ -40,10 +40,8 @@ extension RemotePromise {
     /// runs: after the id, a pending promise's record is one copy, where
     /// the member list (``recordMembers(now:maxChildren:valueText:into:)``)
     /// writes six members, each with its separator and key, and a fulfilled
-    /// one's is three copies around its time and its value. Through the
-    /// member list, the two records of a create + resolve cost about 2,150
-    /// instructions (callgrind); this way about 1,150, of which reading the
-    /// promise's result and progress is 330.
+    /// one's is three copies around its time and its value
+    /// (docs/PERFORMANCE.md).
     ///
     /// Its text must stay that of the member list for the same promise:
     /// `RecordJSONTests` compares the two for each shape this takes. A
@@ -65,8 +63,8 @@ extension RemotePromise {
         case .success(let value)?:
             // Its progress is not read: a fulfilled promise's is 1 (see
             // `PromiseState.progress`), and so is the one a promise without
-            // details keeps once compacted (`finalProgress`). Read, it took
-            // the promise's lock, about 75 instructions (callgrind).
+            // details keeps once compacted (`finalProgress`). Reading it
+            // would take the promise's lock.
             assert(progress == 1, "a fulfilled promise's progress is 1")
             text.append(#","kind":"created","name":null,"parent":null,"progress":1.0,"settled":"#)
             // Stamped by `result(stampingSettledAt:)` if it was not yet.

@@ -11,9 +11,9 @@ extension RemotePromise {
     /// (``sharesInputValues``), stand for the value, but for what they leave out.
     func stored(now: Int64, references: InputValueReferences? = nil) -> StoredPromise {
         // Built in one initializer call from the one reading of `result`:
-        // filled in afterwards, the record was copied and destroyed once
-        // more, and `state` read the core promise's result again (together
-        // a third of a snapshot, which the loop takes per change).
+        // filled in afterwards, the record would be copied and destroyed
+        // once more, and `state` would read the core promise's result again,
+        // in a snapshot the loop takes per change (docs/PERFORMANCE.md).
         let result = result(stampingSettledAt: now)
         var on: ThenTrigger?
         var job: ExecJob?

@@ -48,7 +48,7 @@ final class RemotePromise: PromiseIdentified {
         /// One byte instead of a string: a million promises hold one each.
         var code: UInt8 {
             // Every `create` asks: answered without searching `all`, which
-            // compared kinds (their strings too) one by one.
+            // compares kinds (their strings too) one by one.
             if case .created = self { return 0 }
             return UInt8(Self.all.firstIndex(of: self) ?? 0)
         }
@@ -57,16 +57,16 @@ final class RemotePromise: PromiseIdentified {
     // The stored properties are laid out in this order, to fill no padding:
     // 88 bytes, a 96-byte heap block (`malloc_usable_size`, tested). Every
     // 4 KB of new heap is a page fault, and a promise made by `create` is
-    // most of what the daemon's memory grows by: 104 bytes, a 112-byte
-    // block, before the core promise moved into the details, the flags into
-    // one byte and `settled` lost its optional's extra byte.
+    // most of what the daemon's memory grows by: so the core promise is in
+    // the details, the flags are one byte and `settled` is stored without
+    // an optional's extra byte (`settledAt`) (docs/PERFORMANCE.md).
     let id: String
     /// Its outcome once the registry has heard of its settlement (see
     /// ``result``). This and the other fields every request reads or sets
     /// are `@exclusivity(unchecked)`, as the registry's maps are: loop
-    /// thread only, and no access spans a call that could reach it again;
-    /// the runtime's check of each access cost some 80 instructions, about
-    /// ten times per create+resolve pair.
+    /// thread only, and no access spans a call that could reach it again,
+    /// so the runtime's check of each access would only cost time, about
+    /// ten times per create+resolve pair (docs/PERFORMANCE.md).
     @exclusivity(unchecked) private var outcome: Result<JSONValue, any Error>?
     private let kindCode: UInt8
     @exclusivity(unchecked) private var flags: Flags = []
@@ -121,8 +121,7 @@ final class RemotePromise: PromiseIdentified {
     /// `then` child, a combinator, `cancel`, progress, a timeout: see
     /// `Registry.promise(of:)`): most are only resolved or rejected, which
     /// ``settleWithoutCore(_:)`` does with no promise to make, observe,
-    /// settle and compact, about 2,500 instructions of a create+resolve
-    /// pair (`scripts/count-instructions.sh daemon`). So it is kept in the
+    /// settle and compact (docs/PERFORMANCE.md). So it is kept in the
     /// details, which nearly every promise that needs one has already (its
     /// children, its consumers, its timeout are there).
     private var core: Promise<JSONValue>? {
@@ -223,9 +222,9 @@ final class RemotePromise: PromiseIdentified {
     /// Its outcome, once settled.
     var result: Result<JSONValue, any Error>? {
         // The outcome is kept as soon as the registry's observer hears of it
-        // (``settledWith(_:)``): reading it from the core promise took its
-        // lock and cast its type-erased outcome back, some 550 instructions,
-        // for every record of a settled promise and again to compact it.
+        // (``settledWith(_:)``): reading it from the core promise takes its
+        // lock and casts its type-erased outcome back, for every record of
+        // a settled promise and again to compact it (docs/PERFORMANCE.md).
         if let outcome { return outcome }
         return core?.result
     }

@@ -5,8 +5,8 @@ import PromiseRPC
 /// Carries the core's news of settlements and progress to the registry, on
 /// the loop thread, in the order it came: made once per registry, and
 /// captured by every promise's observers (captured in each observer's
-/// closure instead, the registry's weak reference was copied and destroyed,
-/// and the existential executor copied, for every promise).
+/// closure instead, the registry's weak reference would be copied and
+/// destroyed, and the existential executor copied, for every promise).
 ///
 /// The observers run inline, as the core settles or moves a promise, which
 /// may be in the middle of a registry method; the registry's own work (it
@@ -19,8 +19,8 @@ import PromiseRPC
 ///   subscriber still hears the last `progress` before `settled`.
 ///
 /// Holding it to the end of the answer spares the executor's hop (a closure
-/// made, queued under a lock, an idle watcher started, then run and freed):
-/// about 1,000 instructions per settlement, one per create+resolve pair.
+/// made, queued under a lock, an idle watcher started, then run and freed)
+/// on every settlement (docs/PERFORMANCE.md).
 ///
 /// Passing news on is bounded per loop turn (``TurnBudget``): a cancel or
 /// a settlement that reaches 100,000 promises makes 100,000 pieces of news,

@@ -9,9 +9,7 @@ import PromiseStore
 /// Commits are on the critical path of every durable answer, and GRDB's
 /// `write` and `Statement.execute` cost more than SQLite itself: argument
 /// arrays boxed per row, statement bookkeeping, and `BEGIN` and `COMMIT`
-/// parsed afresh on every call. Callgrind, on the commit thread: a commit of
-/// one promise took 67,900 instructions through GRDB and takes 32,300 this
-/// way; a promise in batches of 100, 17,900 and 11,300. GRDB still opens,
+/// parsed afresh on every call (docs/PERFORMANCE.md). GRDB still opens,
 /// configures, migrates and reads the store.
 ///
 /// Made anew for each commit: GRDB finalizes its cached statements when the

@@ -114,8 +114,9 @@ final class ChildProcess: RunningProcess {
         var childEnds: [Int32] = []
         defer { childEnds.forEach { _ = Glibc.close($0) } }
         for pipe in pipes {
-            // What libuv 1.44's uv_spawn made for each UV_CREATE_PIPE, kept so
-            // that a command sees the same kind of stdin/stdout/stderr as before.
+            // What libuv 1.44's uv_spawn makes for each UV_CREATE_PIPE, so
+            // that a command sees the same kind of stdin/stdout/stderr as
+            // under `UVProcess`.
             var pair: [Int32] = [-1, -1]
             if socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) != 0 {
                 throw UVError(code: -errno, function: "uv_spawn")

@@ -28,8 +28,8 @@ final class FlushQueue {
     init(loop: UVLoop) throws(UVError) {
         // Unowned: this queue owns the watcher and closes it (``close()``)
         // before it goes, so the watcher never outlives it. A weak capture
-        // cost a runtime-checked read of its box and a weak load per loop
-        // turn, some 200 instructions per request answered.
+        // would cost a runtime-checked read of its box and a weak load per
+        // loop turn (docs/PERFORMANCE.md).
         prepare = try UVLoopWatcher(.prepare, loop: loop) { [unowned self] in
             flushAll()
         }
@@ -71,8 +71,7 @@ final class FlushQueue {
                 connection.flush()
             }
             // Popped, not `removeAll(keepingCapacity:)`: its generic path
-            // destroyed the elements through their metadata, about 90
-            // instructions a turn.
+            // destroys the elements through their metadata.
             spare.removeAllKeepingStorage()
         }
         // What was read again counts for the next turn, which must end too.

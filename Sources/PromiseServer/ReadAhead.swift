@@ -10,24 +10,18 @@ import PromiseRPC
 /// it, epoll hands out first the connections it reported at the last wait,
 /// in that order, and after them those that became ready since. The daemon
 /// answers each request as it handles it, so with many busy clients nearly
-/// all are ready at every wait (48.5 of 50 in the pinned benchmark) and a
-/// turn lasts as long as it takes to answer them all; a client whose next
-/// request comes just after a wait goes to the back of the turn after, and
-/// waits about a turn longer than the others. In the pinned benchmark at 50
-/// clients, most create+resolve pairs took 400-550 µs; without reading
-/// ahead, 5-17% of a round's took 600-1,000 µs, with it 2-4%. Over 19 runs
-/// with it and 15 without, alternated: p99 1.10x Redis's (median) where it
-/// was 1.15x, pairs/s 0.98x Redis's (mean) where 0.97x. Half of the
-/// requests are then read here, and a read here finds nothing in 0.2-1.5%
-/// of cases (two pinned runs: the `recv`s that returned nothing, counted
-/// with `perf stat --filter 'ret < 1'`).
+/// all are ready at every wait and a turn lasts as long as it takes to
+/// answer them all; a client whose next request comes just after a wait
+/// goes to the back of the turn after, and waits about a turn longer than
+/// the others. Reading ahead takes that extra turn out of the slowest
+/// pairs' times, and a read here seldom finds nothing (docs/PERFORMANCE.md).
 ///
 /// Only when the turn read more than one connection: a lone client sends
 /// its next request after it has read its answer, later than this, so its
 /// read would find nothing, a system call spent per request; and the turn's
 /// end is not run for it (the first answer to a read is written at once,
-/// without it: see `Connection.send(line:)`), which would cost another 460
-/// instructions a pair.
+/// without it: see `Connection.send(line:)`), which would add work to every
+/// pair (docs/PERFORMANCE.md).
 ///
 /// Loop-thread only.
 final class ReadAhead {

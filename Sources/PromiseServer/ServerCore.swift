@@ -172,8 +172,8 @@ final class ServerCore {
             return
         }
         // A full table must not lock out the client that would release the
-        // others: 2,000 scripts running `promisectl wait w` filled it, and the
-        // `promisectl resolve w` that would have ended them was refused too.
+        // others: when 2,000 scripts running `promisectl wait w` fill it, the
+        // `promisectl resolve w` that ends them must still get in.
         // Past the limit, a reserve takes clients that settle but do not
         // wait (the registry refuses `wait` and `subscribe` on them).
         let isReserved = openedCount - reservedCount >= limits.maxConnections

@@ -14,12 +14,12 @@ import PromiseRegistry
 /// A process that cannot start for a reason that passes is tried again after
 /// ``spawnRetryMilliseconds`` (3.9 s in all): the daemon (`EMFILE`) or the
 /// system (`ENFILE`) out of file descriptors, which come back as clients
-/// leave (with the connection table full, every `then … exec` step used to
-/// be rejected for good, "uv_spawn: too many open files", and stored so);
-/// or a program still open for writing (`ETXTBSY`), as when the step before
-/// has just written it and a process forked meanwhile still holds the
-/// descriptor for a moment. Only when the last try fails too does `onExit`
-/// get status 127, as for a program that cannot start.
+/// leave (with the connection table full, a step that is not tried again
+/// would be rejected for good, "uv_spawn: too many open files", and stored
+/// so); or a program still open for writing (`ETXTBSY`), as when the step
+/// before has just written it and a process forked meanwhile still holds
+/// the descriptor for a moment. Only when the last try fails too does
+/// `onExit` get status 127, as for a program that cannot start.
 final class UVLoopServices: LoopServices {
     /// The waits before each new try of a spawn that failed for a reason that passes.
     static let spawnRetryMilliseconds: [UInt64] = [10, 20, 50, 100, 200, 500, 1_000, 2_000]

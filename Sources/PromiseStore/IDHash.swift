@@ -3,14 +3,11 @@
 /// halves together, as foldhash and Go's runtime maps do), keyed with
 /// random seeds drawn once per process.
 ///
-/// Written here rather than taken from `Hasher` because of what it cost:
-/// the standard library's SipHash-1-3 took about 265 instructions for a
-/// short id (seeding, one `combine(bytes:)`, finalizing), and every
-/// create+resolve pair hashes ids three times (more while a table grows),
-/// about 1,100 instructions of the daemon's 21,900 per pair
-/// (`scripts/count-instructions.sh daemon`). This takes about 30 for an
-/// id of up to 16 bytes. No package we may depend on offers a keyed hash
-/// of bytes.
+/// Written here rather than taken from `Hasher`, whose SipHash-1-3 (seeding,
+/// one `combine(bytes:)`, finalizing) costs several times as much for a
+/// short id, and every create+resolve pair hashes ids three times (more
+/// while a table grows) (docs/PERFORMANCE.md). No package we may depend on
+/// offers a keyed hash of bytes.
 ///
 /// The seeds keep a client from choosing ids that collide unless it can
 /// learn them, which it cannot from the daemon's answers (they never

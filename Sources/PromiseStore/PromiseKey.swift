@@ -4,9 +4,10 @@ import Glibc
 /// so hashed and compared by Unicode code points.
 ///
 /// A Swift `String` compares by canonical equivalence: "é" (U+00E9) equals
-/// "e\u{301}", so an id spelled one way was "already exists" when the other
-/// existed, `wait` on one was answered by the other, and the journal, whose
-/// set of changed ids took the second for the first, did not write it. Ids
+/// "e\u{301}", so with `String` keys an id spelled one way would "already
+/// exist" when the other does, `wait` on one would be answered by the other,
+/// and the journal, whose set of changed ids would take the second for the
+/// first, would not write it. Ids
 /// are names that programs exchange, not text to read: two spellings are two
 /// ids, as they are to a file system.
 ///
@@ -25,8 +26,8 @@ public struct PromiseKey: Hashable, Sendable {
         let right = rhs.id.utf8
         guard lhs.id.utf8.count == right.count else { return false }
         // Native strings hold their UTF-8 contiguously: compared with memcmp,
-        // as String's own == does (a generic elementsEqual, byte by byte, cost
-        // 5% of a create+resolve pair).
+        // as String's own == does, not by a generic elementsEqual, byte by
+        // byte (docs/PERFORMANCE.md).
         let contiguous = right.withContiguousStorageIfAvailable { utf8(of: lhs.id, equals: UnsafeRawBufferPointer($0)) }
         return contiguous ?? lhs.id.utf8.elementsEqual(right)
     }
@@ -45,7 +46,8 @@ public struct PromiseKey: Hashable, Sendable {
         let bytes = id.utf8
         // The bytes alone: a key is hashed by itself, never after another
         // value whose end its length would have to mark, and combining it
-        // cost a round of the hasher per look-up, three per create+resolve.
+        // would cost a round of the hasher per look-up, three per
+        // create+resolve.
         let hashed: Void? = bytes.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {
             for byte in bytes { hasher.combine(byte) }

@@ -4,16 +4,13 @@
 /// each id beside its value, a ``PromiseIndex`` finds it in the value (a
 /// promise knows its id), in half the memory.
 ///
-/// A hash table of its own rather than a `Dictionary<PromiseKey, Value>`,
-/// which the registry's maps were: every request looks an id up, and the
-/// dictionary's look-up was the largest single cost of a create+resolve
-/// pair, about 3,500 of 21,900 instructions
-/// (`scripts/count-instructions.sh daemon`). It hashed with SipHash
-/// (see ``IDHash``), kept no hashes, so that it compared the id's bytes
-/// with every key its probe passed (2.5 times per look-up) and hashed every
-/// key again whenever it grew. This one keeps each key's hash beside it:
-/// a probe compares bytes only when the hashes are equal, and growing moves
-/// slots without hashing. Open addressing with linear probing, at most
+/// A hash table of its own rather than a `Dictionary<PromiseKey, Value>`:
+/// every request looks an id up, and a dictionary hashes with SipHash (see
+/// ``IDHash``) and keeps no hashes, so it compares the id's bytes with
+/// every key its probe passes and hashes every key again whenever it grows
+/// (docs/PERFORMANCE.md). This one keeps each key's hash beside it: a probe
+/// compares bytes only when the hashes are equal, and growing moves slots
+/// without hashing. Open addressing with linear probing, at most
 /// three quarters full; a removal shifts the slots after it back, so that
 /// no tombstone is left to lengthen later probes.
 ///
@@ -177,8 +174,8 @@ package struct PromiseTable<Slot: PromiseTableSlot> {
     private mutating func grow() {
         var old = Self.emptySlots(max(16, slots.count * 2))
         swap(&old, &slots)
-        // Swapped in, not copied: a copy retained each key and value, and
-        // destroying the old table released them again.
+        // Swapped in, not copied: a copy would retain each key and value,
+        // and destroying the old table would release them again.
         for index in old.indices where old[index].hash != 0 {
             swap(&old[index], &slots[emptySlot(for: old[index].hash)])
         }
@@ -187,14 +184,11 @@ package struct PromiseTable<Slot: PromiseTableSlot> {
     /// A table of `count` empty slots, on the kernel's usual small pages.
     ///
     /// Not on transparent huge pages (`madvise(MADV_HUGEPAGE)`), which make
-    /// the thousands of page faults of a large table a few: on the benchmark
-    /// machine, a virtual machine that hands free 2 MB blocks back to its
-    /// host (virtio-balloon free page reporting), each huge page is memory
-    /// the host must find and clear again. Clearing them took 3.6% of the
-    /// daemon's time in the pinned benchmark, small pages 0.2% (`perf record
-    /// -e cpu-clock -g`, `clear_page_erms`); pinned pairs/s were 0.970x
-    /// Redis's with the advice, 1.008x without (8 runs each, alternated,
-    /// `scripts/pinned-ab.sh`).
+    /// the thousands of page faults of a large table a few: on a virtual
+    /// machine that hands free 2 MB blocks back to its host (virtio-balloon
+    /// free page reporting), each huge page is memory the host must find and
+    /// clear again, which costs the daemon more than the faults it saves
+    /// (docs/PERFORMANCE.md).
     private static func emptySlots(_ count: Int) -> [Slot] {
         [Slot](repeating: .empty, count: count)
     }

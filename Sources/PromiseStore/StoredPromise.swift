@@ -148,8 +148,8 @@ extension StoredPromise {
 
     /// The compact JSON text of ``json``, byte for byte, written without
     /// building it: a store writes one per changed promise per commit, and
-    /// building then sorting the dictionary was over half of a commit's
-    /// CPU time under load (perf).
+    /// building then sorting the dictionary would be most of a commit's CPU
+    /// time under load (docs/PERFORMANCE.md).
     ///
     /// ```swift
     /// let doc = String(decoding: promise.serializedJSON(), as: UTF8.self)

@@ -10,9 +10,8 @@ import PromiseRPC
 /// ArgumentParser's property wrappers (`Option<String>`, `Flag<Bool>`, …),
 /// and making, reading or dropping one instantiates their generic types at
 /// run time, each checking its requirements with a scan of every protocol
-/// conformance of the statically linked binary. Measured with callgrind on
-/// `promisectl run ID -- /bin/true`: 1.24 M of its 2.28 M instructions, and
-/// the pages of the whole conformance section touched. ``FastCommandLine``
+/// conformance of the statically linked binary, which touches the pages of
+/// the whole conformance section (docs/PERFORMANCE.md). ``FastCommandLine``
 /// builds these values without touching ArgumentParser; ArgumentParser's
 /// path builds the same value from the command (``CallingCommand``), so both
 /// run the same code.

@@ -8,13 +8,10 @@ import PromiseRPC
 /// Why by hand: ArgumentParser finds a command's arguments by reflection at
 /// every start (Mirror over each command and option group, conformance checks
 /// that scan every protocol conformance of the statically linked binary, types
-/// looked up by mangled name). Measured with callgrind on a fully static
-/// release `promisectl get ID`: 15.0 M instructions, 85 % of them in
-/// `parseAsRoot`; a static hello world costs 0.13 M. This parser, building
-/// the command values with their property wrappers, brought it to 1.5 M;
-/// building plain values instead, without touching ArgumentParser's types,
-/// to 0.84 M (and a `run ID -- /bin/true` from 2.28 M to 1.19 M), and 0.42 M
-/// with the Makefile's metadata-accessor flag (see `CTL_LINK`).
+/// looked up by mangled name), which is most of a short call's start-up.
+/// This parser builds plain values, without touching ArgumentParser's types
+/// (docs/PERFORMANCE.md; and see the Makefile's metadata-accessor flag,
+/// `CTL_LINK`).
 ///
 /// It takes only what it fully understands: the command's own flags and
 /// options (`--name value` or `--name=value`, each at most once, `--env`
@@ -23,7 +20,7 @@ import PromiseRPC
 /// and `then`. Anything else (help, `--version`, unknown or short options, a
 /// value that starts with `-`, an empty value, a number that does not parse,
 /// a line that fails `validate()`) gives nil, and ArgumentParser parses the
-/// line as before, with its own messages and exit statuses. What it takes
+/// line, with its own messages and exit statuses. What it takes
 /// runs the same plain value's `validate()` and `run()` as the full path,
 /// so the output and exit status are the same: the tests parse every form
 /// both ways and compare the values (PromiseCtlFastPathTests).
@@ -96,9 +93,8 @@ enum FastCommandLine {
         var positionals: [String] = []
         var flags: [String] = []
         /// Each option given, in order. Not a dictionary: `[String: [String]]`
-        /// made here had its generic type built at run time, with a scan of
-        /// every conformance of the static binary (170 K instructions, half of
-        /// what is left of a `get`).
+        /// made here has its generic type built at run time, with a scan of
+        /// every conformance of the static binary (docs/PERFORMANCE.md).
         var options: [(name: String, value: String)] = []
         var command: [String] = []
         /// Names read by `build`, to check that nothing given went unused.

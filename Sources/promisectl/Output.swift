@@ -14,11 +14,12 @@ enum Output {
         write(text + "\n", to: STDOUT_FILENO)
     }
 
-    /// Writes all of `text` to `descriptor` with write(2). `FileHandle` and
-    /// `Data(text.utf8)` cost a tenth of a short call's instructions at start-up
-    /// (a dynamic cast that searches the runtime's conformance tables). A
+    /// Writes all of `text` to `descriptor` with write(2), not `FileHandle`
+    /// and `Data(text.utf8)`, which make a dynamic cast that searches the
+    /// runtime's conformance tables at start-up (docs/PERFORMANCE.md). A
     /// stream that cannot be written (a full disk, a closed descriptor) ends
-    /// promisectl with status 70, as FileHandle's trap did, but with a message.
+    /// promisectl with status 70, as a `FileHandle` trap would, but with a
+    /// message.
     static func write(_ text: String, to descriptor: Int32) {
         var text = text
         let failure: Int32? = text.withUTF8 { bytes in

@@ -6,7 +6,7 @@ import Glibc
 /// `ProcessInfo.processInfo.environment` reads them (each entry split at its
 /// first `=`, entries without one left out, a later duplicate winning),
 /// without its cost: it finds the `=` by comparing Characters, which with its
-/// set-up took a `promisectl then` a fifth of its instructions.
+/// set-up is a large part of a short call (docs/PERFORMANCE.md).
 ///
 /// ```swift
 /// let variables = ProcessEnvironment.variables()  // ["PATH": "/usr/bin:/bin", …]

@@ -6,7 +6,7 @@ import Glibc
 
 /// promisectl's entry point: a command line ``FastCommandLine`` understands
 /// runs without ArgumentParser's parse (most of a short call's start-up
-/// cost, see there); any other goes to `PromiseCtl.main()` as before.
+/// cost, see there); any other goes to `PromiseCtl.main()`.
 @main
 enum PromiseCtlEntry {
     static func main() {

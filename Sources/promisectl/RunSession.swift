@@ -12,9 +12,9 @@ import Glibc
 ///
 /// Everything happens on one thread in a `poll(2)` loop over the command's two
 /// pipes, its pidfd and the daemon's socket, so no state is shared between
-/// threads. The pidfd wakes the loop when the command exits: `run -- true`
-/// took 64 ms when only the 50 ms poll timeout noticed that, as its pipes
-/// close a moment before it can be reaped.
+/// threads. The pidfd wakes the loop when the command exits: its pipes close
+/// a moment before it can be reaped, so without the pidfd only the 50 ms
+/// poll timeout would notice the exit.
 final class RunSession {
     /// The daemon, reconnected when it goes away (RunSession+Reconnect.swift).
     let connection: ReconnectingPromiseClient
@@ -38,8 +38,8 @@ final class RunSession {
 
     private var captured: [UInt8] = []
     /// Every read of the command's output lands here: allocated once and
-    /// never zeroed (`read` fills what it returns). A fresh zeroed 64 KiB
-    /// array per read was 12% of a `run -- true`'s instructions.
+    /// never zeroed (`read` fills what it returns), not a fresh zeroed
+    /// 64 KiB array per read (docs/PERFORMANCE.md).
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
     private var capturedOverflow = false
     private var stderrTail: [UInt8] = []

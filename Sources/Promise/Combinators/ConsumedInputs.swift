@@ -2,8 +2,8 @@
 /// `retry`) consumes, and stopping them by the counted rule `all` follows.
 ///
 /// Those promises come from user code and may be shared (a cached request
-/// returned for several elements): calling `cancel()` on them, as these
-/// combinators did, cancelled work other code still waited for. Each is
+/// returned for several elements): calling `cancel()` on them would cancel
+/// work other code still waits for. Each is
 /// consumed as a child keyed by the combinator, so stopping withdraws that
 /// child and cancels the promise only if it was its last consumer.
 ///

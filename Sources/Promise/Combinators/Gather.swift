@@ -8,8 +8,9 @@
 /// output's progress is the mean of the inputs'.
 ///
 /// Inlinable, like the combinators that use it, so that it is specialised
-/// for the caller's value type: run generically it looked up type metadata
-/// several times per input, which made `all` several times slower.
+/// for the caller's value type: run generically it looks up type metadata
+/// several times per input, which makes `all` several times slower
+/// (docs/PERFORMANCE.md).
 @usableFromInline
 final class _Gather<Input: Sendable, Output: Sendable>: Sendable {
     /// Decides, after each input settles, whether the output is settled.

@@ -77,7 +77,7 @@ final class _ForEach<Element: Sendable, Value: Sendable, E: Executor>: Sendable 
                 guard let result = promise.result else {
                     // Consumed as a child, so that stopping cancels it only
                     // if nothing else waits on it; a stop that came while
-                    // `body` ran is seen here (it used to be lost).
+                    // `body` ran is seen here.
                     let handler = _Callback(follower: self) { [self] result, _, _ in
                         inFlight.settled(at: index)
                         if finished(index, result._result(Value.self)) { startNext() }

@@ -2,11 +2,11 @@
 /// `onCancel`, an adoption, or an internal observer.
 ///
 /// A handler runs code made inside the (specialised) operator that
-/// registered it, so it runs fully specialised code. Two alternatives were
-/// measured and rejected: handler structs stored as `any _Callback<Value>`
-/// (a parameterised existential looks up metadata on every use) and as a
-/// plain protocol existential (calls go through the generic witness and run
-/// unspecialised code) — each cost several times a whole `then` + `fulfill`.
+/// registered it, so it runs fully specialised code. Handler structs stored
+/// as `any _Callback<Value>` (a parameterised existential looks up metadata
+/// on every use) or as a plain protocol existential (calls go through the
+/// generic witness and run unspecialised code) are slower by several times
+/// a whole `then` + `fulfill` (docs/PERFORMANCE.md).
 ///
 /// `invoke` is that code. It captures nothing: what it works on — the child
 /// promise it settles (`follower`) and the user's closure (`body`) — is

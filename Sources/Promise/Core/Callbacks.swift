@@ -146,8 +146,8 @@ extension Promise {
     ///
     /// Out of line and unspecialised: this is the path through an executor,
     /// where a dispatch costs far more than a generic call, and written into
-    /// each handler it made the compiler outline part of the `.inline` path
-    /// (callgrind: one instruction more per `then` + `fulfill`).
+    /// each handler it makes the compiler outline part of the `.inline`
+    /// path, on every `then` + `fulfill`.
     @usableFromInline
     func _dispatchHandler(
         on executor: some Executor, evenIfCancelled: Bool = false, _ handler: @escaping @Sendable () -> Void

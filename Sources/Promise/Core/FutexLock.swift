@@ -6,13 +6,13 @@ import Synchronization
 /// inlined into the caller; a waiter spins briefly, then sleeps on the word
 /// (a Linux futex) until the holder wakes it.
 ///
-/// Written by hand because nothing available fits (measured on Swift 6.3.1,
-/// Linux): `Synchronization.Mutex` calls into unspecialised generic code in
-/// libswiftSynchronization and looked up type metadata on every lock, most
-/// of the ~1.3 µs a `then` + `fulfill` took; a pthread or `NSLock` needs an
-/// allocation of its own (its address must not move); and `Mutex` is
-/// invisible to ThreadSanitizer, while these atomics are seen by it, so the
-/// TSan run checks the real lock.
+/// Written by hand because nothing available fits (Swift 6.3.1, Linux):
+/// `Synchronization.Mutex` calls into unspecialised generic code in
+/// libswiftSynchronization and looks up type metadata on every lock, which
+/// would be most of a `then` + `fulfill` (docs/PERFORMANCE.md); a pthread
+/// or `NSLock` needs an allocation of its own (its address must not move);
+/// and `Mutex` is invisible to ThreadSanitizer, while these atomics are
+/// seen by it, so the TSan run checks the real lock.
 ///
 /// Every critical section in the library is a few loads and stores with no
 /// user code, so a waiter first spins a little (with the processor's

@@ -3,7 +3,7 @@
 extension Promise: _PromiseNode {
     /// A child already settled forwards the cancel to its children in flight.
     /// Out of line: the cancel path is rare, and inlined into every handler
-    /// it cost an instruction per `then` + `fulfill` that never cancels.
+    /// it adds work to every `then` + `fulfill` that never cancels.
     @usableFromInline
     func _cancelFromAncestor(_ work: inout _Worklist) {
         if !_settle(.failure(CancellationError()), cancelled: true, &work) {

@@ -49,7 +49,7 @@ func _currentThread() -> UInt {
 ///
 /// Promises are thread-safe: settle, chain, cancel and read them from any
 /// thread. Each promise is one allocation holding its state behind a lock
-/// that is held for a few instructions and never while user code runs.
+/// that is held for a few loads and stores and never while user code runs.
 public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` guards `_unsafeState`.
     @usableFromInline
     let _lock = _FutexLock()
@@ -63,8 +63,8 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     /// they run at once, as once it is over, since no earlier handler waits
     /// on an executor. Only the settling thread's own registrations must
     /// wait, and only it writes here, so it needs no lock round when it is
-    /// done, where keeping `callbacksPending` took one (two atomic
-    /// instructions per settle, a seventh of a `then` + `fulfill`).
+    /// done, where a flag under the lock would take one on every settle
+    /// (docs/PERFORMANCE.md).
     @usableFromInline
     let _handOutThread = Atomic<UInt>(0)
 
@@ -127,9 +127,9 @@ public final class Promise<Value: Sendable>: @unchecked Sendable {  // `_lock` g
     /// Creates a pending child of `parent`.
     ///
     /// Numbered before it stores `parent`: numbered after, with `then`
-    /// inlined around it, the optimiser kept the parent alive across the
-    /// call by a second reference, taken and dropped again (two atomic
-    /// instructions per `then`; callgrind: 29 instructions).
+    /// inlined around it, the optimiser keeps the parent alive across the
+    /// call by a second reference, taken and dropped again, a retain and a
+    /// release on every `then` (docs/PERFORMANCE.md).
     @inlinable
     init<Parent>(following parent: Promise<Parent>) {
         let counter = _SerialNumbers.next()
@@ -224,8 +224,8 @@ extension Promise {
     /// chains of any length never exhaust the stack.
     ///
     /// Both settles lock by hand: handing the settlement out of a
-    /// `_withState` closure (as an optional, or a step enum here) cost 50
-    /// instructions per `then` + `fulfill` (callgrind: 1,794 against 1,744).
+    /// `_withState` closure (as an optional, or a step enum here) adds work
+    /// to every `then` + `fulfill` (docs/PERFORMANCE.md).
     @inlinable
     @discardableResult
     func _settle(_ result: Result<Value, any Error>, cancelled: Bool = false, _ work: inout _Worklist) -> Bool {
@@ -273,9 +273,9 @@ extension Promise {
     /// parent, after unlocking (it may hold the last reference to user
     /// captures), and returns true. Otherwise returns false, still locked.
     ///
-    /// The leaf of every chain settles this way: building, running and
-    /// destroying an empty `_Settlement` cost it about 120 instructions.
-    /// Always inlined: called, it cost 35 more per settle.
+    /// The leaf of every chain settles this way, without building, running
+    /// and destroying an empty `_Settlement`. Always inlined, as the call
+    /// itself would be a sizeable part of a settle (docs/PERFORMANCE.md).
     @inlinable @inline(__always)
     func _settleLeafLocked() -> Bool {
         guard _unsafeState.callbacks.isEmpty, _unsafeState.extras == nil else { return false }
@@ -304,10 +304,10 @@ extension Promise {
     /// `takeOnlyInlineHandler` under the lock, which this releases; the
     /// parent is let go after the handler has run, as with a `_Settlement`.
     /// Handing it straight out skips building, running and destroying one
-    /// (callgrind: 80 instructions per link of a chain).
+    /// on every link of a chain (docs/PERFORMANCE.md).
     ///
     /// Borrowed, not consumed: moving the handler out of the caller's
-    /// binding copied it (three retains, three releases).
+    /// binding copies it (three retains, three releases).
     @inlinable
     func _handOutSingleLocked(
         _ callback: borrowing _Callback, _ result: Result<Value, any Error>, _ cancelled: Bool,
@@ -356,10 +356,10 @@ extension Promise {
     /// left; then lets later registrations run at once.
     ///
     /// Without this, a handler registered on another thread between the
-    /// settle's unlock and the end of its run found the promise settled and
-    /// went to its executor at once, ahead of earlier handlers still being
-    /// handed out: on a serial executor the later one ran first. Costs one
-    /// uncontended lock per settle that had handlers.
+    /// settle's unlock and the end of its run would find the promise settled
+    /// and go to its executor at once, ahead of earlier handlers still being
+    /// handed out: on a serial executor the later one would run first. Costs
+    /// one uncontended lock per settle that had handlers.
     ///
     /// Does nothing while the hand-out is deferred (`isHandOutDeferred`):
     /// the late handlers then run after the deferred ones, which call this
@@ -405,8 +405,8 @@ extension Promise {
     /// false when it may hand work to an executor, or is not known to.
     ///
     /// A worklist is made only when the handler runs here: a registration on
-    /// a pending promise, the common case, has nothing to drain (making and
-    /// draining an empty one was about 40 instructions per `then`).
+    /// a pending promise, the common case, has nothing to drain, so it makes
+    /// and drains no empty worklist (docs/PERFORMANCE.md).
     @inlinable
     func _register(_ callback: consuming _Callback, isChild: Bool, inline: Bool = false) {
         guard let callback = _append(callback, isChild: isChild, inline: inline) else { return }

@@ -2,8 +2,8 @@
 ///
 /// Deliberately not generic over the value type. A generic class's `deinit`
 /// is compiled once, unspecialised, in this module: destroying a generic
-/// state struct there looked up its type metadata at run time, several
-/// hundred instructions per promise. Kept non-generic, the state is
+/// state struct there looks up its type metadata at run time, for every
+/// promise (docs/PERFORMANCE.md). Kept non-generic, the state is
 /// destroyed by plain code; the value lives in an existential (no
 /// allocation for values of up to three words) and is cast back on reads.
 @usableFromInline
@@ -25,8 +25,8 @@ struct _PromiseState: Sendable {
     /// (`_runLateCallbacks`), keeping registration order.
     @usableFromInline var callbacksPending = false
     /// `settledByCancel` and `keepsHandlerWhenCancelled`, in one byte: as a
-    /// Bool of its own the second flag cost a store in every promise's
-    /// initialiser (callgrind: +1 instruction per `then` + `fulfill`).
+    /// Bool of its own the second flag costs a store in every promise's
+    /// initialiser.
     @usableFromInline var flags: UInt8 = 0
     /// The promise this one waits on (then-parent or adopted promise) while
     /// pending: for upward cancellation, cycle detection and the debug chain.
@@ -147,10 +147,11 @@ struct _PromiseState: Sendable {
         extras?.progressObservers ?? []
     }
 
-    /// Appends in place. Through a get/set pair the array was read out
-    /// (one more reference to its buffer), appended to, so copied whole,
-    /// and written back: every observer copied all before it, and `all` over
-    /// one pending input repeated 40,000 times took 38 s on the daemon's loop.
+    /// Appends in place. Through a get/set pair the array would be read out
+    /// (one more reference to its buffer), appended to, so copied whole, and
+    /// written back: every observer would copy all before it, quadratic in
+    /// the observers of one promise (an `all` over one pending input
+    /// repeated 40,000 times has 40,000).
     @inlinable
     mutating func addProgressObserver(_ observer: _ProgressObserver) {
         writableExtras.progressObservers.append(observer)
@@ -172,9 +173,9 @@ struct _PromiseState: Sendable {
     ///
     /// Builds the outcome in place instead of assigning it: assigning an
     /// `_Outcome` (an existential inside, so handled through its value
-    /// witness) built it in a temporary first and copied it with 16-byte
-    /// loads that stalled on the stores still building it (perf: 8% of a
-    /// `then` + `fulfill`). Initialising over `.pending`, which holds
+    /// witness) builds it in a temporary first and copies it with 16-byte
+    /// loads that stall on the stores still building it
+    /// (docs/PERFORMANCE.md). Initialising over `.pending`, which holds
     /// nothing, leaks nothing.
     @inlinable
     mutating func record<Value: Sendable>(_ result: Result<Value, any Error>) {
@@ -298,8 +299,8 @@ enum _Outcome: Sendable {
 /// What settling hands back to run outside the lock.
 ///
 /// Not copyable on purpose: it is moved from the lock to the handler run,
-/// and copying it (the handlers, the parent, the observers) once measured
-/// as a third of the cost of a `then` + `fulfill`.
+/// and a copy of it (the handlers, the parent, the observers) would retain
+/// and release each of them on every settle (docs/PERFORMANCE.md).
 @usableFromInline
 struct _Settlement: ~Copyable, Sendable {
     @usableFromInline var callbacks: _CallbackList
@@ -346,13 +347,12 @@ struct _Settlement: ~Copyable, Sendable {
 /// A bare `(any _PromiseNode)?` held in memory (a field of a struct too
 /// large for registers, such as `_Settlement`) is destroyed by Swift 6.3's
 /// type-layout lowering through `Optional`'s generic value witness: the
-/// type metadata is looked up and the payload's witness called, about 45
-/// instructions where a release takes 5 (callgrind; the same code built
-/// with `-disable-type-layout` releases directly). Wrapped in this
-/// non-generic struct it is destroyed by the struct's own witness, which
-/// releases directly. `_FollowerReference` and `_LaterCallbacks` exist for
-/// the same reason; together they took a `then` + `fulfill` from 2,099 to
-/// 1,894 instructions.
+/// type metadata is looked up and the payload's witness called, where a
+/// release would do (the same code built with `-disable-type-layout`
+/// releases directly). Wrapped in this non-generic struct it is destroyed
+/// by the struct's own witness, which releases directly.
+/// `_FollowerReference` and `_LaterCallbacks` exist for the same reason
+/// (docs/PERFORMANCE.md).
 @usableFromInline
 struct _NodeReference: Sendable {
     @usableFromInline var node: (any _PromiseNode)?

@@ -13,19 +13,17 @@ import Darwin
 ///
 /// Each thread takes its numbers from a block of its own (`blockSize` of
 /// them, reserved with one atomic add on the shared counter), so numbering a
-/// promise costs no atomic read-modify-write: that add, on every promise,
-/// was one of the dozen or so atomic instructions of a `then` + `fulfill`,
-/// each a few nanoseconds of the pipeline waiting. So promises made on
-/// different threads are not ordered by their numbers.
+/// promise costs no atomic read-modify-write, which would hold the
+/// processor's pipeline on every promise (docs/PERFORMANCE.md). So promises
+/// made on different threads are not ordered by their numbers.
 ///
 /// The counter's two top bits are not part of the number. Bit 63 is the
 /// leak report's switch (``PromiseLeakReport/isEnabled``); bit 62 says that
 /// the environment variable `PROMISE_LEAK_REPORT` has not been read yet. A
 /// pending promise reads both with a plain load of the counter as it is
-/// numbered: the check costs it a mask and a branch. (Reading the
-/// environment in the counter's initialiser instead made every access to
-/// the counter go through a lazy-initialisation check: callgrind, 22
-/// instructions per `then` + `fulfill`.)
+/// numbered: the check costs it a mask and a branch. The environment is not
+/// read in the counter's initialiser, which would put a lazy-initialisation
+/// check on every access to the counter.
 @usableFromInline
 enum _SerialNumbers {
     /// The first number of the next block to hand out, plus `flagBits`.
@@ -38,7 +36,7 @@ enum _SerialNumbers {
     /// The key of each thread's block (two `UInt64`s: its next number and
     /// the end of its block; freed when the thread exits), plus 1; 0 until
     /// the first promise is numbered. An atomic rather than a lazily made
-    /// `static let`, whose every read went through `swift_once`.
+    /// `static let`, whose every read goes through `swift_once`.
     static let blockKeyPlusOne = Atomic<UInt32>(0)
 
     /// The counter's bit that is the leak report's switch.

@@ -7,8 +7,8 @@ import PromiseStore
 /// The loop ``add(_:through:)``s each cut; the writer, done with one commit,
 /// takes everything added meanwhile as its next batch (``next()``) and goes
 /// straight on to commit it. The loop is not on that path: waking it and
-/// waiting for it to hand the next batch over took a tenth of every commit
-/// cycle under load, time in which the disk sat idle.
+/// waiting for it to hand the next batch over would leave the disk idle
+/// for part of every commit cycle under load (docs/PERFORMANCE.md).
 ///
 /// ```swift
 /// if queue.add(cut, through: CutMark(number: 7, touches: 40)) {  // the writer was idle: start it

@@ -11,8 +11,8 @@ import PromiseRPC
 /// and the request's id). Replacements are counted like answers, so the
 /// answers after one see that much less room, and they alone may take the
 /// array past the bound (PROTOCOL.md: "on top of the bound"). Every answer is bounded
-/// alone (values, reasons, records), but a thousand of them were not: a
-/// batch of 1,000 `get`s of one 16 MiB value made a 16 GB line.
+/// alone (values, reasons, records), but a thousand of them together are
+/// not: a batch of 1,000 `get`s of one 16 MiB value would make a 16 GB line.
 final class BatchAnswer {
     private var answers: [OutgoingMessage?]
     private var expected: Set<Int> = []

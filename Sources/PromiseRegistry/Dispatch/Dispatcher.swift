@@ -180,7 +180,7 @@ public final class Dispatcher: RPCHandler {
         let id: JSONValue?
         let method: RequestedMethod
         // A constant, its storage taken at the end by consuming it: as a
-        // variable, it was retained and released around each call it was
+        // variable, it is retained and released around each call it is
         // lent to.
         let params: RPCParams
         let lentID: LentPromiseID?
@@ -193,9 +193,9 @@ public final class Dispatcher: RPCHandler {
         }
         do {
             try checkDepth(of: params)
-            // The call is made only for the methods that keep it: making and
-            // destroying it (its answer channel's references) for every
-            // create and resolve cost about 230 instructions a pair.
+            // The call is made only for the methods that keep it, not made
+            // and destroyed (its answer channel's references) for every
+            // create and resolve (docs/PERFORMANCE.md).
             let reply = try route(
                 method, params, lentID: lentID, connectionID: peer.connectionID, room: answers.remainingBytes,
                 slice: slice
@@ -275,8 +275,8 @@ public final class Dispatcher: RPCHandler {
     /// notification).
     ///
     /// Picked by the ``RPCMethod`` the parser told from the bytes: comparing
-    /// the method's string with each name in turn cost a comparison per
-    /// method listed before it.
+    /// the method's string with each name in turn would cost a comparison
+    /// per method listed before it.
     private func route(
         _ method: RequestedMethod, _ params: RPCParams, lentID: LentPromiseID?, connectionID: UInt64, room: Int?,
         slice: TurnBudget?,

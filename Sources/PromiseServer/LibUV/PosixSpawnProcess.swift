@@ -9,13 +9,10 @@ import Glibc
 /// Hand-written because libuv's `uv_spawn` forks on Linux (1.44), on the
 /// loop thread: the kernel copies the daemon's page tables and the daemon
 /// then takes copy-on-write faults, so each start costs in proportion to the
-/// daemon's memory while every client waits. Measured on a release daemon
-/// (`then` exec ["/bin/true"]): 0.5 ms of daemon CPU per spawn at 19 MB RSS,
-/// 9.8 ms at 540 MB (600,000 pending promises); in the 21-file C build of
-/// scripts/bench_pipeline.py fork was ~20% and page faults ~13% of the
-/// daemon's CPU. glibc's posix_spawn uses clone(CLONE_VM|CLONE_VFORK): no
-/// copy at all. Without libuv's SIGCHLD handling, the exit is seen as the
-/// pidfd becoming readable, and the child is then reaped with `waitpid`.
+/// daemon's memory while every client waits (docs/PERFORMANCE.md). glibc's
+/// posix_spawn uses clone(CLONE_VM|CLONE_VFORK): no copy at all. Without
+/// libuv's SIGCHLD handling, the exit is seen as the pidfd becoming
+/// readable, and the child is then reaped with `waitpid`.
 final class PosixSpawnProcess {
     /// Whether this kernel has pidfd_open (Linux 5.3): without it,
     /// ``ChildProcess`` falls back to ``UVProcess``.
@@ -32,7 +29,7 @@ final class PosixSpawnProcess {
     private(set) var hasExited = false
 
     /// Starts `argv[0]` (searched in the PATH of `environment`, as execvp
-    /// did under uv_spawn), or `executable` with `argv` when given, with
+    /// does under uv_spawn), or `executable` with `argv` when given, with
     /// `stdio` as its fds 0, 1 and 2, in a new session. The caller keeps
     /// `stdio` and closes them after the call.
     ///

@@ -67,8 +67,8 @@ class UVHandle {
     /// Runs `body` with the object behind a handle pointer that libuv passed
     /// to a callback, without retaining it: the handle's `data` holds it
     /// until the close callback, which libuv never runs during another
-    /// callback. For the callbacks of every read (retaining and releasing
-    /// the pipe cost about 40 instructions a request).
+    /// callback. For the callbacks of every read, which would otherwise
+    /// retain and release the pipe for every request.
     @inline(__always)
     static func withObject<Handle: UVHandle>(
         _ type: Handle.Type, from raw: UnsafeMutableRawPointer?, _ body: (Handle) -> Void

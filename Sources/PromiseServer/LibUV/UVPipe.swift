@@ -183,10 +183,9 @@ final class UVPipe: UVHandle {
     /// pipe it throws `ENOTSOCK`.
     ///
     /// What `uv_try_write` does, but with `send(2)` where it calls
-    /// `write(2)`: on a socket, `send` skips the file layer, about 6% of
-    /// each call (1,262 against 1,336 ns for a 251-byte message, measured
-    /// on 1,000 Unix socketpairs), and the daemon makes one call per answer
-    /// and per subscriber told. Like `uv_try_write`, it writes nothing while
+    /// `write(2)`: on a socket, `send` skips the file layer
+    /// (docs/PERFORMANCE.md), and the daemon makes one call per answer and
+    /// per subscriber told. Like `uv_try_write`, it writes nothing while
     /// libuv still queues bytes of this pipe, so bytes keep their order.
     /// `send` is called without glibc's cancellation wrapper (`CLibUV_send`).
     func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
