@@ -18,6 +18,7 @@ Shapes:
 - all-chain: `resolve` of the root of a chain of 5,000 `all`, each over the one before;
 - wide-all: one `all` over 80,000 distinct pending ids (close to a 1 MiB line);
 - cancel-wide-all: `cancel` of that `all`;
+- repeated-value: ten `all`/`allSettled`/`any`/`race` over one 200 KB value repeated 80 times;
 - silent-progress: 200 `progress` calls with a 60 KB message, one after the other,
   to 150 subscribers that never read.
 
@@ -188,6 +189,13 @@ def setup_cancel_wide_all(c):
     return lambda: c.call("cancel", {"id": "wide"})
 
 
+def setup_repeated_value(c):
+    c.call("create", {"id": "rv"})
+    c.call("resolve", {"id": "rv", "value": "x" * 200_000})
+    kinds = ["all", "allSettled", "any", "race"]
+    return lambda: [c.call(kinds[n % 4], {"ids": ["rv"] * 80, "id": f"rv/{n}"}) for n in range(10)]
+
+
 def setup_silent_progress(c):
     c.call("create", {"id": "topic"})
     silent = []
@@ -225,6 +233,7 @@ SHAPES = {
     "all-chain": setup_all_chain,
     "wide-all": setup_wide_all,
     "cancel-wide-all": setup_cancel_wide_all,
+    "repeated-value": setup_repeated_value,
     "silent-progress": setup_silent_progress,
 }
 

@@ -19,6 +19,8 @@ import PromiseJSON
 struct DistinctInputs {
     /// One per distinct input, in the order of first mention.
     let promises: [Promise<JSONValue>]
+    /// The entries behind ``promises``, index by index.
+    let entries: [RemotePromise]
     /// How results over ``promises`` spread over the input positions.
     let spreading: Spreading
 
@@ -27,6 +29,8 @@ struct DistinctInputs {
         firstIndex.reserveCapacity(inputs.count)
         var distinct: [Promise<JSONValue>] = []
         distinct.reserveCapacity(inputs.count)
+        var entries: [RemotePromise] = []
+        entries.reserveCapacity(inputs.count)
         var positions: [Int] = []
         positions.reserveCapacity(inputs.count)
         for input in inputs {
@@ -34,10 +38,12 @@ struct DistinctInputs {
             if index == distinct.count {
                 firstIndex[ObjectIdentifier(input)] = index
                 distinct.append(promise(input))
+                entries.append(input)
             }
             positions.append(index)
         }
         self.promises = distinct
+        self.entries = entries
         self.spreading = Spreading(
             positions: distinct.count == inputs.count ? nil : positions, distinctCount: distinct.count)
     }

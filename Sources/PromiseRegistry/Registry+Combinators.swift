@@ -50,7 +50,7 @@ extension Registry {
         let spreading = distinct.spreading
         let limits = limits
         let capped: @Sendable ([JSONValue]) throws(RemoteRejection) -> JSONValue = { values in
-            try Self.capped(.array(spreading.spread(values)), limits, origin: id)
+            try Self.cappedSpread(values, spreading, limits, origin: id)
         }
         if promises.isEmpty && (method == .any || method == .race) {
             return Promise(error: RemoteRejection(message: "no input promises", origin: id))
@@ -61,11 +61,12 @@ extension Registry {
         case .race:
             return Promise<JSONValue>.race(promises)
         case .allSettled:
-            let boxedInputs = LoopBound(inputs)
+            let boxedInputs = LoopBound(distinct.entries)
             return Promise<JSONValue>.allSettled(promises).then(on: executor) { results in
-                try Self.capped(.array(zip(boxedInputs.value, spreading.spread(results)).map { input, result in
+                let elements = zip(boxedInputs.value, results).map { input, result in
                     Self.settledElement(input, result)
-                }), limits, origin: id)
+                }
+                return try Self.cappedSpread(elements, spreading, limits, origin: id)
             }
         case .all:
             switch policy ?? .failFast {
@@ -82,7 +83,7 @@ extension Registry {
                     return Promise<JSONValue>.all(promises, policy: .ignoreErrors).then(on: .inline) { try capped($0) }
                 }
                 return Promise<JSONValue>.allReplacingErrorsWithNil(promises).then(on: .inline) { values in
-                    try Self.capped(.array(spreading.spread(values).compactMap { $0 }), limits, origin: id)
+                    try Self.cappedSpread(values, spreading, limits, origin: id) { $0 }
                 }
             case .failFast:
                 guard stopOnFailure else {
@@ -105,14 +106,65 @@ extension Registry {
         // Bytes first: that count stops at the bound, and a value within it
         // has few enough nodes for the depth's walk over every one of them.
         try checkValueBytes(value, limits, what: "the combined value", origin: origin)
-        let maxDepth = limits.maxValueDepth
-        if value.depth > maxDepth {
-            throw RemoteRejection(
-                code: RPCError.Code.limitExceeded.rawValue,
-                message: "the combined value would nest deeper than \(maxDepth) levels",
-                data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
-        }
+        try checkDepth(value.depth, limits, origin: origin)
         return value
+    }
+
+    private static func checkDepth(_ depth: Int, _ limits: DaemonLimits, origin: String) throws(RemoteRejection) {
+        let maxDepth = limits.maxValueDepth
+        guard depth > maxDepth else { return }
+        throw RemoteRejection(
+            code: RPCError.Code.limitExceeded.rawValue,
+            message: "the combined value would nest deeper than \(maxDepth) levels",
+            data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
+    }
+
+    /// `.array` of `distinct` (one element per distinct input) spread over
+    /// the input positions, the elements `value` makes nil left out,
+    /// bounded as ``capped(_:_:origin:)`` bounds a value. Each distinct
+    /// element is measured once however many positions name it, so that an
+    /// `all` over one large value repeated costs the scan of one value.
+    private static func cappedSpread<Element>(
+        _ distinct: [Element], _ spreading: DistinctInputs.Spreading, _ limits: DaemonLimits, origin: String,
+        _ value: (Element) -> JSONValue?
+    ) throws(RemoteRejection) -> JSONValue {
+        guard let positions = spreading.positions else {
+            return try capped(.array(distinct.compactMap(value)), limits, origin: origin)
+        }
+        let maxBytes = limits.maxValueBytes
+        var byteCounts = [Int?](repeating: nil, count: distinct.count)
+        var deepest = 0
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(positions.count)
+        // The opening bracket, then each element with the comma or the
+        // closing bracket after it.
+        var total = 1
+        for index in positions {
+            guard let element = value(distinct[index]) else { continue }
+            let count: Int
+            if let known = byteCounts[index] {
+                count = known
+            } else {
+                count = element.serializedByteCount(upTo: maxBytes)
+                byteCounts[index] = count
+                deepest = max(deepest, element.depth)
+            }
+            total += 1 + count
+            if total > maxBytes {
+                throw valueBytesRejection(what: "the combined value", limits, origin: origin)
+            }
+            elements.append(element)
+        }
+        try checkDepth(1 + deepest, limits, origin: origin)
+        return .array(elements)
+    }
+
+    /// ``cappedSpread(_:_:_:origin:_:)`` of values that are all kept.
+    private static func cappedSpread(
+        _ distinct: [JSONValue], _ spreading: DistinctInputs.Spreading, _ limits: DaemonLimits, origin: String
+    ) throws(RemoteRejection) -> JSONValue {
+        guard spreading.repeats else { return try capped(.array(distinct), limits, origin: origin) }
+        return try cappedSpread(distinct, spreading, limits, origin: origin) { $0 }
     }
 
     /// Throws the -32004 rejection for `value` (`what` says which) when its
@@ -122,7 +174,12 @@ extension Registry {
     ) throws(RemoteRejection) {
         let maxBytes = limits.maxValueBytes
         guard value.serializedByteCount(upTo: maxBytes) > maxBytes else { return }
-        throw RemoteRejection(
+        throw valueBytesRejection(what: what, limits, origin: origin)
+    }
+
+    private static func valueBytesRejection(what: String, _ limits: DaemonLimits, origin: String) -> RemoteRejection {
+        let maxBytes = limits.maxValueBytes
+        return RemoteRejection(
             code: RPCError.Code.limitExceeded.rawValue,
             message: "\(what) would take more than \(maxBytes) bytes",
             data: ["limit": "maxValueBytes", "value": .int(maxBytes)], origin: origin)

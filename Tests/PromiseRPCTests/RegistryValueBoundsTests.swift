@@ -170,6 +170,32 @@ struct RegistryValueBoundsTests {
         #expect(tooLong["reason"] == Self.tooBig(87, origin: tooLong["id"]?.stringValue ?? ""))
     }
 
+    @Test("inputs named more than once count at every position: a combined value of exactly maxValueBytes is kept, one byte less is not",
+          arguments: [("all", "fail-fast"), ("all", "nulls"), ("all", "ignore-errors"), ("allSettled", "")])
+    func repeatedInputsCountAtEveryPosition(method: String, policy: String) throws {
+        func combine(maxValueBytes: Int) -> JSONValue {
+            var limits = DaemonLimits()
+            limits.maxValueBytes = maxValueBytes
+            let harness = RPCHarness(limits: limits)
+            let peer = harness.connect()
+            harness.call("create", ["id": "a"], from: peer)
+            harness.call("resolve", ["id": "a", "value": .string(String(repeating: "x", count: 40) + "\n")], from: peer)
+            harness.call("create", ["id": "r"], from: peer)
+            harness.call("reject", ["id": "r", "reason": "no"], from: peer)
+            let ids: [JSONValue] = policy == "fail-fast" ? ["a", "a", "a"] : ["a", "r", "a", "r", "a"]
+            let params: JSONValue = policy.isEmpty
+                ? ["ids": .array(ids), "id": "c"] : ["ids": .array(ids), "id": "c", "policy": .string(policy)]
+            return harness.call(method, params, from: peer)
+        }
+        let whole = try #require(combine(maxValueBytes: 16 << 20)["value"])
+        let length = whole.serializedByteCount()
+        #expect(length == whole.serialized().count)
+        let kept = combine(maxValueBytes: length)
+        #expect(kept["state"] == "fulfilled")
+        #expect(kept["value"] == whole)
+        #expect(combine(maxValueBytes: length - 1)["reason"] == Self.tooBig(length - 1, origin: "c"))
+    }
+
     @Test("maxReasonBytes is configurable: a reason past it is summarised within it")
     func maxReasonBytesConfigurable() throws {
         var limits = DaemonLimits()
