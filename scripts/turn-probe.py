@@ -19,6 +19,7 @@ Shapes:
 - wide-all: one `all` over 80,000 distinct pending ids (close to a 1 MiB line);
 - cancel-wide-all: `cancel` of that `all`;
 - repeated-value: ten `all`/`allSettled`/`any`/`race` over one 200 KB value repeated 80 times;
+- flood: four processes connecting and closing as fast as they can, for 5 s;
 - silent-progress: 200 `progress` calls with a 60 KB message, one after the other,
   to 150 subscribers that never read.
 
@@ -196,6 +197,29 @@ def setup_repeated_value(c):
     return lambda: [c.call(kinds[n % 4], {"ids": ["rv"] * 80, "id": f"rv/{n}"}) for n in range(10)]
 
 
+def flood_connections(path, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+        except OSError:
+            pass
+        s.close()
+
+
+def setup_flood(c):
+    path = c.sock.getpeername()
+
+    def run():
+        floods = [multiprocessing.Process(target=flood_connections, args=(path, 5)) for _ in range(4)]
+        for flood in floods:
+            flood.start()
+        for flood in floods:
+            flood.join()
+    return run
+
+
 def setup_silent_progress(c):
     c.call("create", {"id": "topic"})
     silent = []
@@ -234,6 +258,7 @@ SHAPES = {
     "wide-all": setup_wide_all,
     "cancel-wide-all": setup_cancel_wide_all,
     "repeated-value": setup_repeated_value,
+    "flood": setup_flood,
     "silent-progress": setup_silent_progress,
 }
 

@@ -10,9 +10,13 @@ import PromiseRPC
 /// acts on the connections. Loop-thread only.
 final class ConnectionMemory {
     /// The least time between two `malloc_trim` calls: one walks the whole
-    /// heap (a few milliseconds for hundreds of MB), so a churn of frees
-    /// must not turn into a trim per loop turn.
+    /// heap, so a churn of frees must not turn into a trim per loop turn.
     static let trimIntervalMilliseconds: UInt64 = 1_000
+    /// How many times its own duration a trim waits after the one before:
+    /// on a large heap, fragmented by hours of churn, one trim holds the
+    /// loop for a tenth of a second or more, and trims may take at most
+    /// about one percent of the loop's time.
+    static let trimCostFactor: UInt64 = 100
     /// Connections closed since the last trim that make one worth it: each
     /// leaves a few kilobytes of small allocations behind, and a flood of
     /// connections leaves them by the hundred thousand.
@@ -32,7 +36,8 @@ final class ConnectionMemory {
     private var isDeadlineTimerRunning = false
     private var trimTimer: UVTimer?
     private var isTrimScheduled = false
-    private var lastTrim: UInt64?
+    /// When the next trim may run, on the loop's clock.
+    private var nextTrimAllowed: UInt64 = 0
     private var closesSinceTrim = 0
 
     init(limits: DaemonLimits, loop: UVLoop, logger: Logger) throws(UVError) {
@@ -117,18 +122,24 @@ final class ConnectionMemory {
         if closesSinceTrim >= Self.closesPerTrim { scheduleTrim() }
     }
 
-    /// Gives freed memory back soon, at most once per ``trimIntervalMilliseconds``,
-    /// and once the frees of this turn (the close callbacks) are done.
+    /// Gives freed memory back soon, once the frees of this turn (the close
+    /// callbacks) are done, and no sooner than ``trimIntervalMilliseconds``
+    /// and ``trimCostFactor`` times the last trim's duration after it.
     private func scheduleTrim() {
         guard !isTrimScheduled else { return }
         isTrimScheduled = true
         let now = loop.now
-        let earliest = lastTrim.map { $0 + Self.trimIntervalMilliseconds } ?? now
-        trimTimer?.start(afterMilliseconds: max(earliest, now + 10) - now) { [unowned self] in
+        trimTimer?.start(afterMilliseconds: max(nextTrimAllowed, now + 10) - now) { [unowned self] in
             isTrimScheduled = false
-            lastTrim = loop.now
             closesSinceTrim = 0
-            HeapTrim.returnFreeMemory()
+            let took = HeapTrim.returnFreeMemory()
+            let tookMilliseconds = UInt64(took / .milliseconds(1))
+            nextTrimAllowed = loop.now + max(Self.trimIntervalMilliseconds, tookMilliseconds * Self.trimCostFactor)
+            if tookMilliseconds >= 20 {
+                logger.info("Gave free memory back to the system",
+                            metadata: ["took.ms": "\(tookMilliseconds)",
+                                       "next.after.ms": "\(nextTrimAllowed - loop.now)"])
+            }
         }
     }
 

@@ -10,7 +10,11 @@ internal import CLibUV
 /// (`madvise(MADV_DONTNEED)` on the free chunks, not only the top).
 /// It walks the heap, so callers call it rarely (``ConnectionMemory``).
 enum HeapTrim {
-    static func returnFreeMemory() {
+    /// Trims, and returns how long it took.
+    static func returnFreeMemory() -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
         _ = malloc_trim(0)
+        return clock.now - start
     }
 }
