@@ -214,7 +214,7 @@ public final class Registry {
     /// saved to the store is saved.
     func prepareToStop() {
         isStopping = true
-        for entry in order where entries[entry.id] === entry && entry.isPending {
+        for entry in order where entry.isPending && !entry.isRemoved {
             guard let job = entry.job, let outcome = job.outcome ?? job.reattached else { continue }
             if leavesRunning(job) {
                 job.process?.leaveRunning()

@@ -41,7 +41,8 @@ public enum StopSignals {
     ///
     /// - Parameters:
     ///   - stop: Asks the server to stop; returns at once (``Server/stop()``).
-    ///   - acknowledge: Runs its argument on the loop, once the loop gets to it.
+    ///   - acknowledge: Runs its argument on the loop, once the loop gets to
+    ///     it; asked just before `stop`, in the same order.
     ///   - exit: Ends the process at once; `_exit` but in tests.
     /// - Returns: The waiting thread, which tests signal directly.
     @discardableResult
@@ -62,8 +63,12 @@ public enum StopSignals {
             let first = waitForSignal()
             logger.notice("Stopping", metadata: ["signal": "\(name(of: first))"])
             let started = DispatchSemaphore(value: 0)
-            stop()
+            // Asked before the stop, so that it runs just ahead of it: the
+            // stop itself may hold the loop for longer than the grace (a
+            // registry of millions of promises to let go), and a loop that
+            // gets to it is not stuck.
             acknowledge { started.signal() }
+            stop()
             let (seconds, attoseconds) = grace.components
             let deadline = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
             if started.wait(timeout: deadline) == .timedOut {

@@ -60,4 +60,26 @@ struct StopSignalsTests {
         #expect(ContinuousClock.now - sent < .milliseconds(900))
         #expect(record.exitStatus.load(ordering: .relaxed) == 1)
     }
+
+    @Test("a stop that holds the loop for longer than the grace still counts as started: no exit")
+    func longStopIsNotStuck() {
+        let record = Record()
+        // The loop: one serial queue, on which the stop takes two seconds.
+        let loop = DispatchQueue(label: "loop")
+        let watcher = StopSignals.watch(
+            stop: {
+                record.stops.add(1, ordering: .relaxed)
+                loop.async { Thread.sleep(forTimeInterval: 2) }
+            },
+            acknowledge: { started in loop.async { started() } },
+            logger: logger,
+            exit: { status in
+                record.exitStatus.store(status, ordering: .relaxed)
+                record.exited.signal()
+            })
+        watcher.raise(SIGTERM)
+        #expect(record.exited.wait(timeout: .now() + 2.5) == .timedOut)
+        #expect(record.stops.load(ordering: .relaxed) == 1)
+        #expect(record.exitStatus.load(ordering: .relaxed) == -1)
+    }
 }
