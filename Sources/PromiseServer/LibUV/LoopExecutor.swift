@@ -149,9 +149,9 @@ public final class LoopExecutor: Executor, @unchecked Sendable {  // `lock` guar
     }
 
     /// Empties `items`, keeping its capacity. A turn runs a few items as a
-    /// rule, and `removeAll(keepingCapacity:)` went through the generic
-    /// `replaceSubrange`, some 600 instructions whatever the count; popped
-    /// one by one, a few cost a few dozen each.
+    /// rule: `removeAll(keepingCapacity:)` goes through the generic
+    /// `replaceSubrange`, whose fixed cost is many times that of popping a
+    /// few one by one (docs/PERFORMANCE.md).
     private static func empty(_ items: inout [@Sendable () -> Void]) {
         guard items.count <= 64 else { return items.removeAll(keepingCapacity: true) }
         while items.popLast() != nil {}
