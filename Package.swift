@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "Promise", targets: ["Promise"]),
         .library(name: "PromiseJSON", targets: ["PromiseJSON"]),
+        .library(name: "PromiseModel", targets: ["PromiseModel"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
         .library(name: "PromiseClient", targets: ["PromiseClient"]),
         .library(name: "PromiseStore", targets: ["PromiseStore"]),
@@ -54,11 +55,18 @@ let package = Package(
             name: "PromiseJSON",
             swiftSettings: strictSettings
         ),
-        // The JSON-RPC 2.0 wire: requests, responses, errors, params, the
-        // rules for ids, and the peer and handler a server speaks through.
+        // The typed domain model: promise ids, rejection reasons, step logs,
+        // the daemon's limits. No JSON-RPC.
+        .target(
+            name: "PromiseModel",
+            dependencies: ["Promise", "PromiseJSON"],
+            swiftSettings: strictSettings
+        ),
+        // The JSON-RPC 2.0 wire: requests, responses, errors, params, and
+        // the peer and handler a server speaks through.
         .target(
             name: "PromiseRPC",
-            dependencies: ["Promise", "PromiseJSON"],
+            dependencies: ["Promise", "PromiseJSON", "PromiseModel"],
             swiftSettings: strictSettings
         ),
         // The clients over a Unix socket: blocking (promisectl's) and async,
@@ -66,7 +74,7 @@ let package = Package(
         .target(
             name: "PromiseClient",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -75,7 +83,7 @@ let package = Package(
         // store, and the id-keyed tables both the registry and stores use.
         .target(
             name: "PromiseStore",
-            dependencies: ["PromiseJSON", "PromiseRPC"],
+            dependencies: ["PromiseJSON", "PromiseModel"],
             swiftSettings: strictSettings
         ),
         // The daemon's promises by id, the methods that act on them (the
@@ -86,6 +94,7 @@ let package = Package(
             dependencies: [
                 "Promise",
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 .product(name: "Logging", package: "swift-log"),
@@ -99,6 +108,7 @@ let package = Package(
             dependencies: [
                 "Promise",
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
@@ -114,7 +124,7 @@ let package = Package(
             name: "PromiseSQLiteStore",
             dependencies: [
                 "PromiseJSON",
-                "PromiseRPC",
+                "PromiseModel",
                 "PromiseStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -125,6 +135,7 @@ let package = Package(
             name: "promised",
             dependencies: [
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
@@ -140,6 +151,7 @@ let package = Package(
             name: "promisectl",
             dependencies: [
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseClient",
                 "CLinuxProcess",
@@ -155,8 +167,8 @@ let package = Package(
         .testTarget(
             name: "PromiseRPCTests",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
-                "PromiseServer",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore",
+                "PromiseRegistry", "PromiseServer",
             ],
             swiftSettings: strictSettings
         ),
@@ -165,6 +177,7 @@ let package = Package(
             dependencies: [
                 "PromiseSQLiteStore",
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
@@ -177,7 +190,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
+                "PromiseServer",
                 "PromiseSQLiteStore",
                 "promised", "promisectl",
             ],

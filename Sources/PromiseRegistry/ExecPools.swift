@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 
 /// The daemon's pools, by name, and what connections hold or wait for in
 /// them. Loop thread only; the registry drives them (Registry+Pools.swift).

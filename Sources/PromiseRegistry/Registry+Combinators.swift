@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `all`, `any`, `race` and `allSettled`: the core's combinators over remote
@@ -108,7 +108,7 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         if value.depth > maxDepth {
             throw RemoteRejection(
-                code: RPCError.Code.limitExceeded.rawValue,
+                code: RejectionCode.limitExceeded,
                 message: "the combined value would nest deeper than \(maxDepth) levels",
                 data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
         }
@@ -123,7 +123,7 @@ extension Registry {
         let maxBytes = limits.maxValueBytes
         guard value.serializedByteCount(upTo: maxBytes) > maxBytes else { return }
         throw RemoteRejection(
-            code: RPCError.Code.limitExceeded.rawValue,
+            code: RejectionCode.limitExceeded,
             message: "\(what) would take more than \(maxBytes) bytes",
             data: ["limit": "maxValueBytes", "value": .int(maxBytes)], origin: origin)
     }

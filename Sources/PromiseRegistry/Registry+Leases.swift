@@ -1,6 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseStore
 

@@ -1,6 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseStore
 
@@ -38,7 +39,7 @@ extension Registry {
         }
         guard pools.queuedCount < limits.maxQueued else {
             let full = RegistryLimit.queued(limits.maxQueued)
-            return RemoteRejection(code: RPCError.Code.limitExceeded.rawValue, message: "not run: \(full.message)",
+            return RemoteRejection(code: RejectionCode.limitExceeded, message: "not run: \(full.message)",
                                    data: ["limit": .string(full.name), "value": .int(full.value)], origin: childID)
         }
         let turn = PoolTurn(ticket: pools.issueTicket(), holder: .step(childID), start: start)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseStore
 

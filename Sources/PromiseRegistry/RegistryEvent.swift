@@ -1,4 +1,4 @@
-import PromiseRPC
+import PromiseModel
 
 /// News the registry gives the connections that asked for it: a promise
 /// settled, a pending promise's progress moved, a step wrote output.

@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// A promise's record (docs/PROTOCOL.md, "The promise record"), as a

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseSQLiteStore

@@ -1,6 +1,7 @@
 import Foundation
 import Promise
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

@@ -1,5 +1,6 @@
 import PromiseJSON
 @testable import PromiseRegistry
+@testable import PromiseModel
 @testable import PromiseRPC
 import Testing
 

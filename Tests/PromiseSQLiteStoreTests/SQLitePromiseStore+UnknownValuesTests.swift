@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseSQLiteStore

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Promise
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 import PromiseSQLiteStore

@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 
 /// Which promise a command names.
 enum PromiseReference {

@@ -1,4 +1,4 @@
-import PromiseRPC
+import PromiseModel
 
 /// `log`: adds output to a pending promise's log (`promisectl run` sends
 /// its command's output this way).

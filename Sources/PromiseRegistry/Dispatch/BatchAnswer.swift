@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// Collects the answers to one JSON-RPC batch and sends them as one array

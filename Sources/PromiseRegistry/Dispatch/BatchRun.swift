@@ -1,3 +1,4 @@
+import PromiseModel
 import PromiseRPC
 
 /// A JSON-RPC batch being run: its members, the next one to run, and the

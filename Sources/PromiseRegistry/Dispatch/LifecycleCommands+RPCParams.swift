@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The params of `create`, `resolve`, `reject` and `progress` read into

@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The registry's events as JSON-RPC notifications (docs/PROTOCOL.md,

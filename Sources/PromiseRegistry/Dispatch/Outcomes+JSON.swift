@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The results of `cancelPrefix`, `forget`, `log`, `logs` and the pool

@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The params of `pool.set`, `pool.acquire` and `pool.release`, and the

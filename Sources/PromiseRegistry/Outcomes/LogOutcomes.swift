@@ -1,4 +1,4 @@
-import PromiseRPC
+import PromiseModel
 
 /// The bytes each stream of a step's log has had, as `log` answers.
 struct LogTotals: Hashable {

@@ -1,4 +1,4 @@
-import PromiseRPC
+import PromiseModel
 
 /// What `info` reports of the registry: its counts, pools, limits and store.
 struct RegistryInfo {
