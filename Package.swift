@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "PromiseClient", targets: ["PromiseClient"]),
         .library(name: "PromiseStore", targets: ["PromiseStore"]),
         .library(name: "PromiseRegistry", targets: ["PromiseRegistry"]),
+        .library(name: "PromiseDispatch", targets: ["PromiseDispatch"]),
         .library(name: "PromiseServer", targets: ["PromiseServer"]),
         .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
@@ -86,17 +87,31 @@ let package = Package(
             dependencies: ["PromiseJSON", "PromiseModel"],
             swiftSettings: strictSettings
         ),
-        // The daemon's promises by id, the methods that act on them (the
-        // dispatcher still speaks JSON-RPC), group commit to the store.
-        // Timers and processes come through LoopServices: no libuv here.
+        // The daemon's promises by id: typed commands in, typed outcomes,
+        // errors and events out, group commit to the store. No JSON-RPC;
+        // timers and processes come through LoopServices, no libuv.
         .target(
             name: "PromiseRegistry",
             dependencies: [
                 "Promise",
                 "PromiseJSON",
                 "PromiseModel",
+                "PromiseStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // JSON-RPC lines to registry commands, and outcomes, errors and
+        // events back to answer and notification lines; batches by turn.
+        .target(
+            name: "PromiseDispatch",
+            dependencies: [
+                "Promise",
+                "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
+                "PromiseRegistry",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -139,6 +154,7 @@ let package = Package(
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
+                "PromiseDispatch",
                 "PromiseServer",
                 "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -168,7 +184,7 @@ let package = Package(
             name: "PromiseRPCTests",
             dependencies: [
                 "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore",
-                "PromiseRegistry", "PromiseServer",
+                "PromiseRegistry", "PromiseDispatch", "PromiseServer",
             ],
             swiftSettings: strictSettings
         ),
@@ -181,6 +197,7 @@ let package = Package(
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
+                "PromiseDispatch",
                 "PromiseServer",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -191,7 +208,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
-                "PromiseServer",
+                "PromiseDispatch", "PromiseServer",
                 "PromiseSQLiteStore",
                 "promised", "promisectl",
             ],

@@ -15,7 +15,7 @@ import PromiseStore
 extension Registry {
     /// `all`, `any`, `race`, `allSettled` → the new promise, or the existing
     /// one for `ifExists: .get`.
-    func combine(_ command: CombineCommand) throws(RegistryError) -> RemotePromise {
+    package func combine(_ command: CombineCommand) throws(RegistryError) -> RemotePromise {
         let ids = command.inputIDs
         var inputs: [RemotePromise] = []
         inputs.reserveCapacity(ids.count)

@@ -17,7 +17,7 @@ extension Registry {
     /// `then` → the child, whose record the dispatcher writes as it
     /// answers: a large value taken from the parent is then written once
     /// for all the children that carry it.
-    func then(_ command: ThenCommand) throws(RegistryError) -> RemotePromise {
+    package func then(_ command: ThenCommand) throws(RegistryError) -> RemotePromise {
         let spec = command.step?.processSpec(outputLimit: limits.maxProcessOutputBytes)
         if let step = command.step { try checkStepPool(step.pool) }
         let parent = try entry(command.parentID)

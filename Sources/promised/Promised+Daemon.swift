@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import PromiseDispatch
 import PromiseModel
 import PromiseRPC
 import PromiseRegistry

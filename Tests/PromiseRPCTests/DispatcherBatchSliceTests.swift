@@ -3,6 +3,7 @@ import Promise
 @testable import PromiseJSON
 @testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore

@@ -2,6 +2,7 @@ import Foundation
 import PromiseJSON
 import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 import PromiseRegistry
 import PromiseServer
 import Testing

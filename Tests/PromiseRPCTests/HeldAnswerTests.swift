@@ -5,6 +5,7 @@ import Logging
 @testable import PromiseServer
 @testable import PromiseStore
 import Testing
+@testable import PromiseDispatch
 import PromiseRegistry
 
 /// Messages the durable journal holds back until what they tell is stored

@@ -1,4 +1,5 @@
 import PromiseJSON
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseModel
 @testable import PromiseRPC

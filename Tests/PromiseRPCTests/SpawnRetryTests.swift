@@ -3,6 +3,7 @@ import Glibc
 import Logging
 @testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 import Testing

@@ -4,6 +4,7 @@ import Promise
 import PromiseJSON
 import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 import PromiseRegistry
 import PromiseSQLiteStore
 import PromiseServer

@@ -3,6 +3,7 @@ import Foundation
 @testable import PromiseModel
 @testable import PromiseRPC
 import PromiseServer
+@testable import PromiseDispatch
 import PromiseRegistry
 
 /// One seeded simulation of the daemon in process: the generator's steps

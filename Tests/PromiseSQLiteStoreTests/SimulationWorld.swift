@@ -3,6 +3,7 @@ import Logging
 import Promise
 @testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 import PromiseSQLiteStore
 @testable import PromiseServer
