@@ -14,10 +14,12 @@ let package = Package(
     products: [
         .library(name: "Promise", targets: ["Promise"]),
         .library(name: "PromiseJSON", targets: ["PromiseJSON"]),
+        .library(name: "PromiseModel", targets: ["PromiseModel"]),
         .library(name: "PromiseRPC", targets: ["PromiseRPC"]),
         .library(name: "PromiseClient", targets: ["PromiseClient"]),
         .library(name: "PromiseStore", targets: ["PromiseStore"]),
         .library(name: "PromiseRegistry", targets: ["PromiseRegistry"]),
+        .library(name: "PromiseDispatch", targets: ["PromiseDispatch"]),
         .library(name: "PromiseServer", targets: ["PromiseServer"]),
         .library(name: "PromiseSQLiteStore", targets: ["PromiseSQLiteStore"]),
         .executable(name: "promised", targets: ["promised"]),
@@ -54,11 +56,18 @@ let package = Package(
             name: "PromiseJSON",
             swiftSettings: strictSettings
         ),
-        // The JSON-RPC 2.0 wire: requests, responses, errors, params, the
-        // rules for ids, and the peer and handler a server speaks through.
+        // The typed domain model: promise ids, rejection reasons, step logs,
+        // the daemon's limits. No JSON-RPC.
+        .target(
+            name: "PromiseModel",
+            dependencies: ["Promise", "PromiseJSON"],
+            swiftSettings: strictSettings
+        ),
+        // The JSON-RPC 2.0 wire: requests, responses, errors, params, and
+        // the peer and handler a server speaks through.
         .target(
             name: "PromiseRPC",
-            dependencies: ["Promise", "PromiseJSON"],
+            dependencies: ["Promise", "PromiseJSON", "PromiseModel"],
             swiftSettings: strictSettings
         ),
         // The clients over a Unix socket: blocking (promisectl's) and async,
@@ -66,7 +75,7 @@ let package = Package(
         .target(
             name: "PromiseClient",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -75,19 +84,34 @@ let package = Package(
         // store, and the id-keyed tables both the registry and stores use.
         .target(
             name: "PromiseStore",
-            dependencies: ["PromiseJSON", "PromiseRPC"],
+            dependencies: ["PromiseJSON", "PromiseModel"],
             swiftSettings: strictSettings
         ),
-        // The daemon's promises by id, the methods that act on them (the
-        // dispatcher still speaks JSON-RPC), group commit to the store.
-        // Timers and processes come through LoopServices: no libuv here.
+        // The daemon's promises by id: typed commands in, typed outcomes,
+        // errors and events out, group commit to the store. No JSON-RPC;
+        // timers and processes come through LoopServices, no libuv.
         .target(
             name: "PromiseRegistry",
             dependencies: [
                 "Promise",
                 "PromiseJSON",
+                "PromiseModel",
+                "PromiseStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // JSON-RPC lines to registry commands, and outcomes, errors and
+        // events back to answer and notification lines; batches by turn.
+        .target(
+            name: "PromiseDispatch",
+            dependencies: [
+                "Promise",
+                "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
+                "PromiseRegistry",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -99,6 +123,7 @@ let package = Package(
             dependencies: [
                 "Promise",
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
@@ -114,7 +139,7 @@ let package = Package(
             name: "PromiseSQLiteStore",
             dependencies: [
                 "PromiseJSON",
-                "PromiseRPC",
+                "PromiseModel",
                 "PromiseStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -125,9 +150,11 @@ let package = Package(
             name: "promised",
             dependencies: [
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
+                "PromiseDispatch",
                 "PromiseServer",
                 "PromiseSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -140,6 +167,7 @@ let package = Package(
             name: "promisectl",
             dependencies: [
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseClient",
                 "CLinuxProcess",
@@ -155,8 +183,8 @@ let package = Package(
         .testTarget(
             name: "PromiseRPCTests",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
-                "PromiseServer",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore",
+                "PromiseRegistry", "PromiseDispatch", "PromiseServer",
             ],
             swiftSettings: strictSettings
         ),
@@ -165,9 +193,11 @@ let package = Package(
             dependencies: [
                 "PromiseSQLiteStore",
                 "PromiseJSON",
+                "PromiseModel",
                 "PromiseRPC",
                 "PromiseStore",
                 "PromiseRegistry",
+                "PromiseDispatch",
                 "PromiseServer",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -177,7 +207,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry", "PromiseServer",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
+                "PromiseDispatch", "PromiseServer",
                 "PromiseSQLiteStore",
                 "promised", "promisectl",
             ],

@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// A blocking JSON-RPC 2.0 client for the `promised` daemon, over its Unix socket.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Synchronization
 

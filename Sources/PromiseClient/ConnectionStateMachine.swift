@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The bookkeeping of one ``PromiseConnection``, without I/O: the requests in

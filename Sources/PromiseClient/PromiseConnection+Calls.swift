@@ -1,5 +1,6 @@
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 extension PromiseConnection {

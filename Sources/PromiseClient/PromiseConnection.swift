@@ -1,6 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// An async, typed connection to the `promised` daemon: remote promises as

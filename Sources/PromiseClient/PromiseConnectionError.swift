@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// Why a ``PromiseConnection`` call failed: the daemon's error answer, typed,

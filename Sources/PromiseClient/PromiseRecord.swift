@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// A promise as the daemon holds it: its record (docs/PROTOCOL.md, "The

@@ -1,4 +1,5 @@
 import Promise
+import PromiseModel
 import PromiseRPC
 import Synchronization
 

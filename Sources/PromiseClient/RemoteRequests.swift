@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The params of each typed request, in one place for the `async` methods

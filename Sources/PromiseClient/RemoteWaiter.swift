@@ -1,6 +1,7 @@
 import Dispatch
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Synchronization
 

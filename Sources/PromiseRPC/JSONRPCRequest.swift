@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 
 /// One JSON-RPC 2.0 request or notification, checked against the envelope
 /// rules (docs/PROTOCOL.md, "Envelope") but not yet against its method.

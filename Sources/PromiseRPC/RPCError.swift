@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 
 /// A JSON-RPC 2.0 error object, with the codes the protocol pins
 /// (docs/PROTOCOL.md, "Errors").
@@ -15,13 +16,13 @@ public struct RPCError: Error, Sendable, Hashable {
         public static let parseError = Code(rawValue: -32700)
         public static let invalidRequest = Code(rawValue: -32600)
         public static let methodNotFound = Code(rawValue: -32601)
-        public static let invalidParams = Code(rawValue: -32602)
+        public static let invalidParams = Code(rawValue: RejectionCode.invalidParams)
         public static let internalError = Code(rawValue: -32603)
         public static let noSuchPromise = Code(rawValue: -32001)
         public static let alreadySettled = Code(rawValue: -32002)
         public static let permissionDenied = Code(rawValue: -32003)
-        public static let limitExceeded = Code(rawValue: -32004)
-        public static let waitTimedOut = Code(rawValue: -32005)
+        public static let limitExceeded = Code(rawValue: RejectionCode.limitExceeded)
+        public static let waitTimedOut = Code(rawValue: RejectionCode.waitTimedOut)
         public static let alreadyExists = Code(rawValue: -32006)
     }
 
@@ -40,5 +41,12 @@ public struct RPCError: Error, Sendable, Hashable {
         var members: [String: JSONValue] = ["code": .int(code.rawValue), "message": .string(message)]
         if let data { members["data"] = data }
         return .object(members)
+    }
+}
+
+extension RPCError: RemoteRejectionConvertible {
+    /// A promise rejected with this error carries its code, message and data.
+    public var remoteRejection: RemoteRejection {
+        RemoteRejection(code: code.rawValue, message: message, data: data)
     }
 }

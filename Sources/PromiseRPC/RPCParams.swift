@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 
 /// Typed reading of a request's named params. Every accessor throws
 /// -32602 (invalid params) naming the offending param in `data.param`, so a

@@ -1,3 +1,5 @@
+import PromiseModel
+
 /// A connected client, as the dispatcher and the registry see it.
 ///
 /// Implemented by the server's `Connection`; tests use a fake. Every member is

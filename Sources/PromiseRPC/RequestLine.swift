@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 
 /// One line a client sent, read as the dispatcher needs it: a message or a
 /// batch of messages, each with its envelope members picked out.

@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 #if canImport(Glibc)
 import Glibc
 #endif

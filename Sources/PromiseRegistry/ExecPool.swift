@@ -128,8 +128,8 @@ final class ExecPool {
 }
 
 /// A slot of an ``ExecPool`` held by a running step or a connection. Loop thread only.
-final class PoolSlot {
-    enum Holder {
+package final class PoolSlot {
+    package enum Holder {
         /// A `then … exec` step, by its child's id.
         case step(String)
         /// A `pool.acquire` caller, with the promise it said it runs for.
@@ -175,7 +175,7 @@ final class PoolTurn {
 
 extension PoolSlot.Holder {
     /// How `info` shows it: `{"step":id}` or `{"connection":n,"id":…}`.
-    var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .step(let id): ["step": .string(id)]
         case .connection(let connection, let promiseID):

@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 
 /// The daemon's pools, by name, and what connections hold or wait for in
 /// them. Loop thread only; the registry drives them (Registry+Pools.swift).
@@ -15,13 +15,13 @@ import PromiseRPC
 /// pools["cc"]?.limit      // 2
 /// pools["default"]?.limit // 256
 /// ```
-final class ExecPools {
+package final class ExecPools {
     /// The pool of steps that name none.
     static let defaultName = DaemonLimits.defaultPoolName
     /// The largest limit a pool takes.
-    static let maxLimit = DaemonLimits.maxPoolLimit
+    package static let maxLimit = DaemonLimits.maxPoolLimit
     /// Longest pool name, in bytes.
-    static let maxNameBytes = DaemonLimits.maxPoolNameBytes
+    package static let maxNameBytes = DaemonLimits.maxPoolNameBytes
     /// Holders and waiting turns `info` lists per pool (it gives all the counts).
     static let listedPerPool = 16
 
@@ -129,7 +129,7 @@ final class ExecPools {
     }
 
     /// Whether `name` may name a pool (``DaemonLimits/isValidPoolName(_:)``).
-    static func isValidName(_ name: String) -> Bool { DaemonLimits.isValidPoolName(name) }
+    package static func isValidName(_ name: String) -> Bool { DaemonLimits.isValidPoolName(name) }
 
     /// `info`'s `pools`: per pool its limit, the slots held and turns
     /// queued, and the first ``listedPerPool`` holders and waiting turns.

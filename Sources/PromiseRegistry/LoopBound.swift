@@ -15,10 +15,10 @@ package struct LoopBound<Value>: @unchecked Sendable {  // loop-thread confined:
 
 /// Like ``LoopBound``, but holds its object weakly, so that handlers left on
 /// long-lived promises do not keep the registry alive.
-struct WeakLoopBound<Object: AnyObject>: @unchecked Sendable {  // loop-thread confined, as LoopBound
-    weak var value: Object?
+package struct WeakLoopBound<Object: AnyObject>: @unchecked Sendable {  // loop-thread confined, as LoopBound
+    package weak var value: Object?
 
-    init(_ value: Object) {
+    package init(_ value: Object) {
         self.value = value
     }
 }

@@ -1,4 +1,4 @@
-import PromiseRPC
+import PromiseModel
 
 /// Timers and child processes, as the registry needs them. The daemon
 /// implements these on its libuv loop; unit tests use fakes. Every callback is

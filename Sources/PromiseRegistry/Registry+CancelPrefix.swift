@@ -30,11 +30,11 @@ extension Registry {
     /// `slice` of time has passed since the scan (one at least), the cursor
     /// then naming the last promise cancelled by its own cancel.
     ///
-    /// ```json
-    /// {"jsonrpc":"2.0","id":1,"method":"cancelPrefix","params":{"prefix":"build/"}}
-    /// → CancelPrefixOutcome(cancelled: 21, cursor: nil), {"cancelled":21,"cursor":null} on the wire
+    /// ```swift
+    /// registry.cancelPrefix(try CancelPrefixCommand(prefix: "build/"))
+    /// // CancelPrefixOutcome(cancelled: 21, cursor: nil)
     /// ```
-    func cancelPrefix(_ command: CancelPrefixCommand, slice: TurnBudget = .unbounded) -> CancelPrefixOutcome {
+    package func cancelPrefix(_ command: CancelPrefixCommand, slice: TurnBudget = .unbounded) -> CancelPrefixOutcome {
         let prefix = command.prefix
         let start = command.cursor.map(firstIndex(after:)) ?? 0
         let (scanEnd, overflow) = start.addingReportingOverflow(Self.cancelPrefixScanAllowance)

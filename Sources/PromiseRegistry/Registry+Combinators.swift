@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `all`, `any`, `race` and `allSettled`: the core's combinators over remote
@@ -15,7 +15,7 @@ import PromiseStore
 extension Registry {
     /// `all`, `any`, `race`, `allSettled` → the new promise, or the existing
     /// one for `ifExists: .get`.
-    func combine(_ command: CombineCommand) throws(RegistryError) -> RemotePromise {
+    package func combine(_ command: CombineCommand) throws(RegistryError) -> RemotePromise {
         let ids = command.inputIDs
         var inputs: [RemotePromise] = []
         inputs.reserveCapacity(ids.count)
@@ -114,7 +114,7 @@ extension Registry {
         let maxDepth = limits.maxValueDepth
         guard depth > maxDepth else { return }
         throw RemoteRejection(
-            code: RPCError.Code.limitExceeded.rawValue,
+            code: RejectionCode.limitExceeded,
             message: "the combined value would nest deeper than \(maxDepth) levels",
             data: ["limit": "maxValueDepth", "value": .int(maxDepth)], origin: origin)
     }
@@ -180,7 +180,7 @@ extension Registry {
     private static func valueBytesRejection(what: String, _ limits: DaemonLimits, origin: String) -> RemoteRejection {
         let maxBytes = limits.maxValueBytes
         return RemoteRejection(
-            code: RPCError.Code.limitExceeded.rawValue,
+            code: RejectionCode.limitExceeded,
             message: "\(what) would take more than \(maxBytes) bytes",
             data: ["limit": "maxValueBytes", "value": .int(maxBytes)], origin: origin)
     }

@@ -22,7 +22,7 @@ extension Registry {
     /// a then child that shares its parent's value is dropped before the
     /// parent is looked at. A non-null `cursor` means promises remain to be
     /// looked at: call again with it until it is null.
-    func forgetPrefix(_ prefix: String, after cursor: Int?) -> ForgetPrefixOutcome {
+    package func forgetPrefix(_ prefix: String, after cursor: Int?) -> ForgetPrefixOutcome {
         let start = cursor.map(firstIndex(after:)) ?? 0
         var matched: [RemotePromise] = []
         var end = start

@@ -1,7 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Leases that outlive a restart of the daemon (docs/DURABILITY.md, "Leases
@@ -16,7 +16,7 @@ extension Registry {
     /// by another open connection is refused (leasedByAnother), and so is a
     /// settled promise (alreadySettled). A lease restored at start-up has no
     /// holder until one takes it, within the grace (``leaseGraceMilliseconds``).
-    func lease(id: String, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
+    package func lease(id: String, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
         let entry = try entry(id)
         guard entry.isPending else { throw alreadySettled(entry) }
         if let holder = entry.leaseHolder, sessions[holder] != nil {

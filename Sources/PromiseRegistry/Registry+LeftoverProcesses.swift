@@ -1,6 +1,6 @@
 import Logging
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `create`, `resolve`, `reject`, `cancel` and `progress`: making and settling
@@ -9,7 +9,7 @@ import PromiseStore
 extension Registry {
     /// `create` → the new promise, or the existing one for `ifExists: .get`.
     /// A lease is held by the connection `connectionID`.
-    func create(_ command: CreateCommand, connectionID: UInt64) throws(RegistryError) -> RemotePromise {
+    package func create(_ command: CreateCommand, connectionID: UInt64) throws(RegistryError) -> RemotePromise {
         let (id, existing) = try claim(command.id, ifExists: command.ifExists, replace: command.replace)
         if let existing { return existing }
         try reserve()
@@ -29,7 +29,7 @@ extension Registry {
     }
 
     /// `resolve` → the fulfilled promise; alreadySettled when it was settled.
-    func resolve(_ command: ResolveCommand) throws(RegistryError) -> RemotePromise {
+    package func resolve(_ command: ResolveCommand) throws(RegistryError) -> RemotePromise {
         let entry = try entry(command.promise)
         guard settle(entry, .success(command.value)) else { throw alreadySettled(entry) }
         return entry
@@ -37,7 +37,7 @@ extension Registry {
 
     /// `reject` → the rejected promise; alreadySettled when it was settled.
     /// The reason's `origin` is this promise, whatever the client wrote there.
-    func reject(_ command: RejectCommand) throws(RegistryError) -> RemotePromise {
+    package func reject(_ command: RejectCommand) throws(RegistryError) -> RemotePromise {
         let entry = try entry(command.promise)
         var rejection = command.reason ?? RemoteRejection(message: "rejected")
         rejection.origin = entry.id
@@ -49,7 +49,7 @@ extension Registry {
     /// descendants, and the parent when this was its last uncancelled child.
     /// A settled promise is refused (alreadySettled), and its pending
     /// descendants are cancelled.
-    func cancel(id: String) throws(RegistryError) -> RemotePromise {
+    package func cancel(id: String) throws(RegistryError) -> RemotePromise {
         let entry = try entry(id)
         guard promise(of: entry).cancel() else {
             // Settled: it keeps its state, and its pending descendants are
@@ -82,7 +82,7 @@ extension Registry {
     }
 
     /// `progress` → the promise, its progress the highest reported.
-    func progress(_ command: ProgressCommand) throws(RegistryError) -> RemotePromise {
+    package func progress(_ command: ProgressCommand) throws(RegistryError) -> RemotePromise {
         let entry = try entry(command.id)
         let fraction = command.fraction
         guard entry.isPending else { throw alreadySettled(entry) }

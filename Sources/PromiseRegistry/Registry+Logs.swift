@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Step logs: the last `maxLogBytes` of each step's stdout and of its stderr
@@ -133,7 +133,7 @@ extension Registry {
     /// `log` → `{"stdoutBytes","stderrBytes"}`:
     /// adds output to a pending promise's log (`promisectl run` sends its
     /// command's output this way).
-    func log(_ command: LogCommand) throws(RegistryError) -> LogTotals {
+    package func log(_ command: LogCommand) throws(RegistryError) -> LogTotals {
         let id = command.id
         let entry = try entry(id)
         guard entry.isPending else { throw alreadySettled(entry) }
@@ -146,10 +146,10 @@ extension Registry {
     /// With `follow` and a pending promise, each chunk written from now on
     /// is sent to this connection as a `log` notification, until the
     /// promise settles or the connection closes.
-    func logs(_ query: LogsQuery, _ call: RegistryCall) throws(RegistryError) -> LogSnapshot {
+    package func logs(_ query: LogsQuery, _ call: RegistryCall) throws(RegistryError) -> LogSnapshot {
         let id = query.id
         let entry = try entry(id)
-        guard query.follow, entry.isPending, call.requestID != nil else { return logAnswer(entry) }
+        guard query.follow, entry.isPending, call.expectsAnswer else { return logAnswer(entry) }
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("follow logs", closing: session.peer) }
         if logBook.logs[id]?.followers[call.connectionID] == nil {

@@ -1,7 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Pools: concurrency limits that queue rather than refuse
@@ -38,7 +38,7 @@ extension Registry {
         }
         guard pools.queuedCount < limits.maxQueued else {
             let full = RegistryLimit.queued(limits.maxQueued)
-            return RemoteRejection(code: RPCError.Code.limitExceeded.rawValue, message: "not run: \(full.message)",
+            return RemoteRejection(code: RejectionCode.limitExceeded, message: "not run: \(full.message)",
                                    data: ["limit": .string(full.name), "value": .int(full.value)], origin: childID)
         }
         let turn = PoolTurn(ticket: pools.issueTicket(), holder: .step(childID), start: start)
@@ -184,7 +184,7 @@ extension Registry {
     /// `pool.set` → the pool's limit and use. Makes the pool if it does not exist (up to
     /// `maxPools`); raising a limit starts what waited at once, lowering it
     /// stops nothing that runs.
-    func poolSet(_ command: PoolSetCommand) throws(RegistryError) -> PoolState {
+    package func poolSet(_ command: PoolSetCommand) throws(RegistryError) -> PoolState {
         let name = command.pool
         let limit = command.limit
         if pools[name] == nil && pools.byName.count >= limits.maxPools {
@@ -206,7 +206,7 @@ extension Registry {
     /// of it: at once when one is free and nobody waits, else when its turn
     /// comes. The slot is held until `pool.release` or until the connection
     /// closes. Returns nil when the answer comes later.
-    func poolAcquire(_ command: PoolAcquireCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding? {
+    package func poolAcquire(_ command: PoolAcquireCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding? {
         let name = command.pool
         let pool = try existingPool(name)
         let promiseID = command.promiseID
@@ -233,7 +233,7 @@ extension Registry {
 
     /// `pool.release`: gives back one slot of the pool this connection holds
     /// (`released` false when it holds none).
-    func poolRelease(_ command: PoolReleaseCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding {
+    package func poolRelease(_ command: PoolReleaseCommand, _ call: RegistryCall) throws(RegistryError) -> PoolHolding {
         let name = command.pool
         try existingPool(name)
         let slot = pools.connectionSlots[call.connectionID]?.last { $0.pool == name }

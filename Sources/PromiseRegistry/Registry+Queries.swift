@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `get`, `list` and `info`: reading the registry.
@@ -13,7 +13,7 @@ extension Registry {
     static let listScanAllowance = 1_000
 
     /// `get` of promise `id` → the promise.
-    func get(id: String) throws(RegistryError) -> RemotePromise {
+    package func get(id: String) throws(RegistryError) -> RemotePromise {
         try entry(id)
     }
 
@@ -31,7 +31,7 @@ extension Registry {
     /// once the batch's `slice` of the loop turn is spent (it holds at least
     /// one record), so that a batch of `list` calls yields the loop between
     /// its pages rather than in the middle of none.
-    func list(_ query: ListQuery, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
+    package func list(_ query: ListQuery, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
         let prefix = query.prefix
         let state = query.state
         let limit = query.limit
@@ -132,7 +132,7 @@ extension Registry {
     /// unknown ids are ignored. A forgotten id may be created again; its
     /// children keep naming it as their parent. By a prefix in place of
     /// ids: ``forgetPrefix(_:after:)``.
-    func forget(ids: [String]) -> ForgetOutcome {
+    package func forget(ids: [String]) -> ForgetOutcome {
         var forgotten = 0
         var pending: [String] = []
         var needed: [String] = []
@@ -168,7 +168,7 @@ extension Registry {
     }
 
     /// `info`: the registry's counts, pools, limits and store.
-    func info(connections: Int) -> RegistryInfo {
+    package func info(connections: Int) -> RegistryInfo {
         RegistryInfo(
             promises: entries.count, pending: entries.count - settledCount, settled: settledCount,
             collected: collectedCount, connections: connections, runningProcesses: runningProcesses,

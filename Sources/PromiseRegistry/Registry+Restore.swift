@@ -1,7 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Start-up: rebuilding the registry from what a store kept
@@ -260,7 +260,7 @@ extension Registry {
         case .cancelled:
             return Promise(error: CancellationError())
         case .rejected:
-            let reason = (stored.reason).flatMap { try? RemoteRejection(json: $0) }
+            let reason = (stored.reason).flatMap { try? RemoteRejection(checking: $0) }
             return Promise(error: reason ?? RemoteRejection(message: "rejected"))
         }
     }

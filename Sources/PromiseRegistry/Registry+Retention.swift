@@ -1,6 +1,6 @@
 import Logging
 import Promise
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Garbage collection: settled promises are kept for a retention period

@@ -1,7 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 #if canImport(Glibc)
 import Glibc

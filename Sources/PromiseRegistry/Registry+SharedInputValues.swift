@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// A fulfilled combinator whose value is made of its inputs' values is

@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `wait`, `subscribe` and `unsubscribe`: learning when promises settle.
@@ -12,7 +12,7 @@ extension Registry {
     /// `wait` for promise `id` → the promise once settled (now, if it is);
     /// waitTimedOut when `timeout` milliseconds pass first. Returns nil when
     /// the answer comes later through `call.answerLater`.
-    func wait(id: String, timeout: UInt64?, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
+    package func wait(id: String, timeout: UInt64?, _ call: RegistryCall) throws(RegistryError) -> RemotePromise? {
         if let entry = entries[id], !entry.isPending { return entry }
         // A notification asks for an answer nobody will read: nothing to wait for.
         guard let answerLater = call.answerLater else { return nil }
@@ -56,7 +56,7 @@ extension Registry {
     /// has already settled, else when it settles (created later or not), and
     /// `progress` notifications while pending. Subscribing again to an id is a
     /// no-op.
-    func subscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
+    package func subscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         if session.peer.isReserved { throw reserveRefusal("subscribe", closing: session.peer) }
         var distinct: [String] = []
@@ -93,7 +93,7 @@ extension Registry {
 
     /// `unsubscribe` from `ids` → how many of them this connection was
     /// subscribed to.
-    func unsubscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
+    package func unsubscribe(ids: [String], _ call: RegistryCall) throws(RegistryError) -> Int {
         let session = try session(call.connectionID)
         var removed = 0
         for id in ids where session.subscribedIDs.remove(id) != nil {
@@ -109,13 +109,13 @@ extension Registry {
     }
 
     /// The refusal of a request that would hold the daemon's resources on a
-    /// connection let in past `maxConnections` (``RPCPeer/isReserved``).
+    /// connection let in past `maxConnections` (``RegistryPeer/isReserved``).
     /// On the wire its limit is "maxConnections", as for a refused connection:
     /// to a client both mean "the daemon is full, try later". The connection is
-    /// closed once the answer is written (``RPCPeer/closeAfterAnswer()``):
+    /// closed once the answer is written (``RegistryPeer/closeAfterAnswer()``):
     /// refused clients that stayed would fill the reserve, and the client
     /// that would release the waiters would be refused too.
-    func reserveRefusal(_ method: String, closing peer: any RPCPeer) -> RegistryError {
+    func reserveRefusal(_ method: String, closing peer: any RegistryPeer) -> RegistryError {
         peer.closeAfterAnswer()
         return .reservedConnection(action: method, maxConnections: limits.maxConnections)
     }

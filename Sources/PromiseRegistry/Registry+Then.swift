@@ -1,7 +1,7 @@
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// `then`: a child promise that follows another, optionally settled by a
@@ -17,7 +17,7 @@ extension Registry {
     /// `then` → the child, whose record the dispatcher writes as it
     /// answers: a large value taken from the parent is then written once
     /// for all the children that carry it.
-    func then(_ command: ThenCommand) throws(RegistryError) -> RemotePromise {
+    package func then(_ command: ThenCommand) throws(RegistryError) -> RemotePromise {
         let spec = command.step?.processSpec(outputLimit: limits.maxProcessOutputBytes)
         if let step = command.step { try checkStepPool(step.pool) }
         let parent = try entry(command.parentID)
@@ -125,7 +125,7 @@ extension Registry {
         // Checked at `then`; checked again for a command stored before that check, or by another program.
         if let problem = job.spec.problem {
             return Promise(error: RemoteRejection(
-                code: RPCError.Code.invalidParams.rawValue, message: "not run: \(problem.reason)",
+                code: RejectionCode.invalidParams, message: "not run: \(problem.reason)",
                 data: ["param": .string(problem.param)], origin: childID))
         }
         do {

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// The daemon's promises, by id: what the protocol's methods act on.
@@ -34,7 +34,7 @@ public final class Registry {
     /// connection, running processes, process output).
     public let limits: DaemonLimits
     let services: any LoopServices
-    let executor: any Executor
+    package let executor: any Executor
     /// `@exclusivity(unchecked)` as the maps below.
     @exclusivity(unchecked) var logger: Logger {
         didSet { logsDebug = logger.logLevel <= .debug }
@@ -71,12 +71,12 @@ public final class Registry {
     var isStopping = false
     var nextGeneratedID = 1
     /// Pushes to send once the current answer is out (see ``endAnswer()``).
-    @exclusivity(unchecked) var deferred: [() -> Void] = []
+    @exclusivity(unchecked) package var deferred: [() -> Void] = []
     /// Where settled, progress and log events go; nil drops them.
-    var events: (any RegistryEventSink)?
+    package var events: (any RegistryEventSink)?
     /// Milliseconds since 1970, for `created`, `settled` and deadlines.
     /// Read at every creation and settlement: unchecked, as the maps above.
-    @exclusivity(unchecked) var now: () -> Int64 = Registry.wallClockMilliseconds
+    @exclusivity(unchecked) package var now: () -> Int64 = Registry.wallClockMilliseconds
 
     /// The wall clock to the nearest millisecond, read with `clock_gettime`
     /// rather than through `Date`, three times per create+resolve pair
@@ -170,7 +170,7 @@ public final class Registry {
     // MARK: Connections
 
     /// Starts tracking a connection (its subscriptions, waiters and leases).
-    func connect(_ peer: any RPCPeer) {
+    package func connect(_ peer: any RegistryPeer) {
         sessions[peer.connectionID] = RegistrySession(peer: peer, journal: journal)
     }
 
@@ -181,7 +181,7 @@ public final class Registry {
     /// ends those leases ("lease expired: the daemon restarted"). Rejected
     /// here, they were changes made after the last flush, cut after the
     /// registry was gone (the daemon aborted on SIGTERM with a lease open).
-    func disconnect(_ connectionID: UInt64) {
+    package func disconnect(_ connectionID: UInt64) {
         guard let session = sessions.removeValue(forKey: connectionID) else { return }
         forgetUncreatedWatches(of: session, connectionID)
         if !logBook.follows.isEmpty { stopFollowingLogs(connectionID) }
@@ -212,7 +212,7 @@ public final class Registry {
     /// start, are rejected, saying why, since the server is about to stop
     /// their processes; a restart does not run them again. Output not yet
     /// saved to the store is saved.
-    func prepareToStop() {
+    package func prepareToStop() {
         isStopping = true
         for entry in order where entry.isPending && !entry.isRemoved {
             guard let job = entry.job, let outcome = job.outcome ?? job.reattached else { continue }
@@ -242,7 +242,7 @@ public final class Registry {
 
     /// A line is being answered: what settles meanwhile is acted on once
     /// its answer is out (``endAnswer()``).
-    func beginAnswer() {
+    package func beginAnswer() {
         settlementRelay.beginAnswer()
     }
 
@@ -250,7 +250,7 @@ public final class Registry {
     /// while answering (e.g. `settled` for a subscription to an already
     /// settled promise), then acts on the settlements and progress heard
     /// meanwhile, as the executor would have, in the same order.
-    func endAnswer() {
+    package func endAnswer() {
         while !deferred.isEmpty {
             let work = deferred
             deferred = []
@@ -518,7 +518,7 @@ public final class Registry {
     /// kept and shared by the answers that carry it (``ValueTextCache``).
     /// Nil while it is not fulfilled, or for a value short enough to write
     /// in place.
-    func valueText(of entry: RemotePromise) -> [UInt8]? {
+    package func valueText(of entry: RemotePromise) -> [UInt8]? {
         guard entry.settlementHandled else {
             // Before `didSettle` (the answer to the `resolve` itself) the
             // value is the request's own and the core promise still holds
@@ -548,7 +548,7 @@ public final class Registry {
 
     /// Bytes of `entry`'s value as JSON text: its kept text's, or counted
     /// up to `limit`; 0 with no limit.
-    func valueByteCount(of entry: RemotePromise, upTo limit: Int?) -> Int {
+    package func valueByteCount(of entry: RemotePromise, upTo limit: Int?) -> Int {
         guard let limit else { return 0 }
         return valueText(of: entry)?.count ?? entry.valueByteCount(upTo: limit)
     }

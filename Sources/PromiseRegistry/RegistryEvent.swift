@@ -1,9 +1,9 @@
-import PromiseRPC
+import PromiseModel
 
 /// News the registry gives the connections that asked for it: a promise
 /// settled, a pending promise's progress moved, a step wrote output.
 /// Loop thread only, as the registry.
-enum RegistryEvent {
+package enum RegistryEvent {
     /// `promise` settled; its subscribers receive its record.
     case settled(RemotePromise)
     /// Pending promise `id` reported `fraction` (0…1), `message` its latest message.
@@ -14,7 +14,7 @@ enum RegistryEvent {
 
 /// Takes the registry's events to the connections they are for. Each event
 /// is made into what a connection reads once, however many receive it.
-protocol RegistryEventSink: AnyObject {
+package protocol RegistryEventSink: AnyObject {
     /// Sends `event`, as it is now, to each of `sessions`.
     func send(_ event: RegistryEvent, to sessions: Dictionary<UInt64, RegistrySession>.Values)
     /// Sends `event`, as it is now, to `session` once the line being

@@ -1,11 +1,11 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// What the registry holds for one connection: where its notifications go,
 /// and what must be undone when it closes. Loop thread only.
-final class RegistrySession {
-    let peer: any RPCPeer
+package final class RegistrySession {
+    let peer: any RegistryPeer
     /// Holds notifications back until what they tell is stored; nil in memory.
     let journal: GroupCommit?
     /// Ids this connection subscribed to (existing or not yet created), some
@@ -24,7 +24,7 @@ final class RegistrySession {
     /// Pending promises it created with `lease: true`.
     var leases: PromiseIDSet = []
 
-    init(peer: any RPCPeer, journal: GroupCommit?) {
+    init(peer: any RegistryPeer, journal: GroupCommit?) {
         self.peer = peer
         self.journal = journal
     }
@@ -32,13 +32,13 @@ final class RegistrySession {
     /// Sends a notification already serialized, as a line: the same bytes go
     /// to every subscriber, written once per event rather than once per
     /// connection. A peer that is gone or cut off just misses it.
-    func push(line notification: [UInt8]) {
+    package func push(line notification: [UInt8]) {
         guard let journal else {
             if peer.isOpen { peer.send(notification) }
             return
         }
         let peer = self.peer
-        // Held bytes count towards the peer's output limit (`RPCPeer.hold(bytes:)`).
+        // Held bytes count towards the peer's output limit (`RegistryPeer.hold(bytes:)`).
         peer.hold(bytes: notification.count)
         journal.deliver { _ in
             peer.release(bytes: notification.count)
@@ -77,62 +77,34 @@ struct UncreatedWatches {
     var isEmpty: Bool { waiters == 0 && subscriptions == 0 }
 }
 
-/// Where the answers to one request go: its connection, or the answer of
-/// the batch it came in.
-///
-/// A protocol rather than a closure: the dispatcher's channels are small
-/// structs, held in `any AnswerChannel` without an allocation, where a
-/// closure capturing the same things costs two per request (its context,
-/// and a box for its weak reference).
-protocol AnswerChannel {
-    func send(_ message: OutgoingMessage)
-    /// Sends the answer to request `id` whose result `writeResult` appends
-    /// as JSON text: `send(.recordResult(id:_:))`, unless the channel can
-    /// hand the text on without keeping it (see `Dispatcher.ConnectionAnswers`).
-    func sendRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void)
-    /// Bytes an answer may still take here, when the channel bounds them
-    /// (a batch member's); nil when it does not.
-    var remainingBytes: Int? { get }
-}
-
-extension AnswerChannel {
-    var remainingBytes: Int? { nil }
-
-    func sendRecordResult(id: JSONValue, _ writeResult: (inout JSONTextBuffer) -> Void) {
-        send(.recordResult(id: id, writeResult))
-    }
-}
-
 /// A registry method call: who makes it, and where an answer that cannot be
 /// given at once goes.
-struct RegistryCall {
-    let connectionID: UInt64
-    /// The request's id; nil for a notification, which gets no answer.
-    let requestID: JSONValue?
-    /// Takes messages for the caller.
-    let answers: any AnswerChannel
+package struct RegistryCall {
+    package let connectionID: UInt64
+    /// Takes the answer that comes later; nil for a notification, which
+    /// gets no answer.
+    package let later: (any LaterAnswers)?
+
+    package init(connectionID: UInt64, later: (any LaterAnswers)?) {
+        self.connectionID = connectionID
+        self.later = later
+    }
+
+    /// Whether the caller reads an answer (it is not a notification).
+    var expectsAnswer: Bool { later != nil }
 
     /// Takes the answer of a method that answers later with a record
     /// (`wait`), as JSON text; nil for a notification. Made on demand: only
     /// `wait` needs it, and making it for every request would cost an allocation each.
     var answerLater: ((Result<[UInt8], RegistryError>) -> Void)? {
-        guard let requestID else { return nil }
-        let answers = self.answers
-        return { outcome in
-            switch outcome {
-            case .success(let record): answers.send(.recordResult(id: requestID) { $0.append(record) })
-            case .failure(let error): answers.send(.json(JSONRPCResponse.error(requestID, RPCError(error))))
-            }
-        }
+        guard let later else { return nil }
+        return { later.answer(record: $0) }
     }
 
     /// Takes the answer of `pool.acquire` that comes later; nil for a notification.
     var answerHoldingLater: ((Result<PoolHolding, RegistryError>) -> Void)? {
-        guard let requestID else { return nil }
-        let answers = self.answers
-        return { outcome in
-            answers.send(.json(JSONRPCResponse.answer(requestID, outcome.map(\.json).mapError(RPCError.init))))
-        }
+        guard let later else { return nil }
+        return { later.answer(holding: $0) }
     }
 }
 

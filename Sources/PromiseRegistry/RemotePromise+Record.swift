@@ -1,5 +1,5 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// A promise's record (docs/PROTOCOL.md, "The promise record"), as a
@@ -23,7 +23,7 @@ extension RemotePromise {
     /// `record(now:maxChildren:).serialized()`, without building the record.
     /// `valueText`, when given, is its value's text, written once and shared
     /// (see ``ValueTextCache``).
-    func writeRecord(now: Int64, maxChildren: Int, valueText: [UInt8]? = nil, to text: inout JSONTextBuffer) {
+    package func writeRecord(now: Int64, maxChildren: Int, valueText: [UInt8]? = nil, to text: inout JSONTextBuffer) {
         if details == nil, case .created = kind {
             return writePlainRecord(now: now, valueText: valueText, to: &text)
         }

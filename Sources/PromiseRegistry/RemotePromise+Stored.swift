@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 extension RemotePromise {

@@ -1,13 +1,13 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// One remote promise as the registry keeps it: the core promise that *is*
 /// the remote promise, plus what the protocol shows about it (id, name,
 /// parent, children, timestamps) and the loop-side resources it holds (its
 /// timeout timer, its lease, its exec process). Loop thread only.
-final class RemotePromise: PromiseIdentified {
+package final class RemotePromise: PromiseIdentified {
     /// How the promise came to be, for its record's `kind`.
     enum Kind: Equatable {
         case created
@@ -60,7 +60,7 @@ final class RemotePromise: PromiseIdentified {
     // most of what the daemon's memory grows by: so the core promise is in
     // the details, the flags are one byte and `settled` is stored without
     // an optional's extra byte (`settledAt`) (docs/PERFORMANCE.md).
-    let id: String
+    package let id: String
     /// Its outcome once the registry has heard of its settlement (see
     /// ``result``). This and the other fields every request reads or sets
     /// are `@exclusivity(unchecked)`, as the registry's maps are: loop

@@ -1,6 +1,6 @@
 import Promise
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 
 /// Carries the core's news of settlements and progress to the registry, on
 /// the loop thread, in the order it came: made once per registry, and

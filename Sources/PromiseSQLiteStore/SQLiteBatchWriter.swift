@@ -1,6 +1,6 @@
 import GRDB
 import GRDBSQLite
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// Writes one ``StoreBatch`` in one transaction by stepping, through SQLite's

@@ -1,5 +1,5 @@
 import Foundation
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 extension SQLitePromiseStore {

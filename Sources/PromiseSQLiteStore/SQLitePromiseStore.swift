@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 import Glibc
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// The daemon's default ``PromiseStore``: one SQLite file, written through

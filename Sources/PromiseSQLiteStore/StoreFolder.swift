@@ -1,5 +1,5 @@
 import Glibc
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// The store folder and the files in it, checked before the daemon trusts

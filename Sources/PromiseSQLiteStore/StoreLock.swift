@@ -1,6 +1,6 @@
 import Glibc
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 import PromiseStore
 
 /// One store, one daemon: an exclusive `flock` on `promised.lock` in the

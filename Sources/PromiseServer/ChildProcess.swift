@@ -1,4 +1,5 @@
 import Glibc
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 

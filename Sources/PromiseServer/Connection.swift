@@ -1,5 +1,6 @@
 import Logging
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// One accepted client of the daemon. Loop-thread only.

@@ -1,5 +1,6 @@
 import Logging
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The memory all connections hold, watched as a whole: the bytes they

@@ -1,3 +1,4 @@
+import PromiseModel
 import PromiseRPC
 
 /// Connections with answers waiting to be written, flushed once per loop

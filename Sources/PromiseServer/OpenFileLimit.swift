@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PromiseModel
 import PromiseRPC
 
 /// The daemon's budget of file descriptors, and how many connections fit in it.

@@ -1,3 +1,4 @@
+import PromiseModel
 import PromiseRPC
 
 /// The connections read in one loop turn, read once more, without waiting,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 

@@ -1,4 +1,5 @@
 import Logging
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 

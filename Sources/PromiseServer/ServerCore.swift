@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The loop side of ``Server``: the listening socket, the table of

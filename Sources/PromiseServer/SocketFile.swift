@@ -1,4 +1,5 @@
 import Glibc
+import PromiseModel
 import PromiseRPC
 
 /// The file-system side of the daemon's socket: its folder, a stale socket

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 

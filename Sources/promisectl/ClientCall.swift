@@ -1,5 +1,6 @@
 import ArgumentParser
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 
 /// One command line of the commands scripts run in loops (`get`, `create`,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// A subcommand that talks to the daemon. `run()` connects, runs the command

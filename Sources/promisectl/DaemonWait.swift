@@ -1,4 +1,5 @@
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc

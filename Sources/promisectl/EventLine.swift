@@ -1,6 +1,7 @@
 import Foundation
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// `promisectl watch`'s line for people, one per notification: the local

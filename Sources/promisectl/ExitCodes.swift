@@ -1,6 +1,7 @@
 import ArgumentParser
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The exit statuses every command uses (pinned in the protocol notes), so a

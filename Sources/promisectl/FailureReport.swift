@@ -1,5 +1,6 @@
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// What `wait` prints on stderr for a promise that did not fulfil: where the

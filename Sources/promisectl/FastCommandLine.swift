@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseModel
 import PromiseRPC
 
 /// The command lines that scripts run in loops (`get`, `create`, `resolve`,

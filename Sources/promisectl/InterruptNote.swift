@@ -1,5 +1,6 @@
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// What plain `wait` says when Ctrl-C ends it: the daemon's steps go on,

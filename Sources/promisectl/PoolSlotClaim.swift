@@ -1,6 +1,7 @@
 import ArgumentParser
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// A slot of one of the daemon's pools, held by `promisectl run --pool` for

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseModel
 import PromiseRPC
 
 /// `promisectl`: the command-line client of the `promised` daemon. Its

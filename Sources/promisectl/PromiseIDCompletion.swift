@@ -1,6 +1,7 @@
 import ArgumentParser
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// Shell completion of promise ids: the ids the daemon holds that start

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 
 /// How long `wait`, `watch`, `logs --follow` and `run` keep trying to get the daemon back

@@ -1,6 +1,7 @@
 import Foundation
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// What people are shown of one promise record: the fields `list`, `tree`,

@@ -1,5 +1,6 @@
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// Sends the output of `promisectl run`'s command to the daemon as its

@@ -1,5 +1,6 @@
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// What `promisectl run` does when the daemon goes away while its command

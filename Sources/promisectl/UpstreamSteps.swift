@@ -1,5 +1,6 @@
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// The `exec` steps a promise waited on: itself, and the steps above it

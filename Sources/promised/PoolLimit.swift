@@ -1,4 +1,5 @@
 import ArgumentParser
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 

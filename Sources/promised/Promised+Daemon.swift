@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Logging
+import PromiseDispatch
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseSQLiteStore

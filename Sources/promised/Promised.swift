@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseServer

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 

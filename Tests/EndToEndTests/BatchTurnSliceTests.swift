@@ -1,5 +1,6 @@
 import Foundation
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
 

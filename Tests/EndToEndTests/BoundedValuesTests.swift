@@ -1,7 +1,8 @@
+import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseClient
 
 /// Issue 22, item 1, against a real durable daemon: what combinators make
 /// stays within the limits, so a restart reads every stored row and the

@@ -1,8 +1,9 @@
 import Foundation
 import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
 
 @Suite("all (four policies), any, race, allSettled")
 struct CombinatorTests {

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseModel
 import PromiseRPC
 #if canImport(Glibc)
 import Glibc

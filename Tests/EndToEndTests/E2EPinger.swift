@@ -1,7 +1,8 @@
 import Foundation
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Synchronization
-import PromiseJSON
 
 /// A second client that asks the daemon `info` every 50 ms on a connection of
 /// its own and records how long each answer took: how long a heavy request on

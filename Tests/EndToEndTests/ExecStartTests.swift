@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseModel
 import PromiseRPC
 import Testing
 #if canImport(Glibc)

@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
-import PromiseClient
 
 /// README's C pipeline (compile each file, link, run the program) through a
 /// restart of the daemon in the middle of its compiles: the build a user

@@ -1,6 +1,7 @@
 import Foundation
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 import PromiseStore

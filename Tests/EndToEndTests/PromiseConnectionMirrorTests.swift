@@ -2,6 +2,7 @@ import Foundation
 import Promise
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Synchronization
 import Testing

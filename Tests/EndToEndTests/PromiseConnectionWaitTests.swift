@@ -2,6 +2,7 @@ import Foundation
 import Promise
 @testable import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
 

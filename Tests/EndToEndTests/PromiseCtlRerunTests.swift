@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
-import PromiseClient
 
 /// A script run a second time makes the same ids: `forget --prefix` and
 /// `create --replace` / `then --replace` let it, and keep what is pending.

@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseClient
 
 /// The rough edges of issue 21 (section 4), each with the built `promised`
 /// and `promisectl`: what a user sees and the exit status.

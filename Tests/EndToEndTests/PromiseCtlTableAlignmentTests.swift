@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
-import PromiseClient
 
 /// `list` and `pools` on a terminal (`PROMISECTL_TTY=1`): every header over
 /// its column.

@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseClient
 
 /// Every method over a real connection, with the exact records it answers.
 @Suite("protocol methods against the real daemon")

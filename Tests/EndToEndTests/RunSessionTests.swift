@@ -1,5 +1,6 @@
 import Foundation
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 import Synchronization
 import Testing

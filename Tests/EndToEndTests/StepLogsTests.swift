@@ -1,8 +1,9 @@
 import Foundation
 import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
 
 /// `promisectl logs`: the output of `then … exec` and `promisectl run` steps,
 /// kept by the daemon, cut from the front past `--max-log-bytes`, durable,

@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
-import PromiseClient
 
 @Suite("subscribe, unsubscribe and settled notifications")
 struct SubscriptionTests {

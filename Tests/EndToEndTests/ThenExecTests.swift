@@ -1,8 +1,9 @@
 import Foundation
+import PromiseClient
+import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
-import PromiseJSON
-import PromiseClient
 
 /// `then` children with and without `exec`, and cancellation through chains.
 @Suite("then, exec and cancel propagation")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 import Testing
 

@@ -1,3 +1,4 @@
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 import Testing

@@ -1,5 +1,6 @@
 @testable import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import Testing
 

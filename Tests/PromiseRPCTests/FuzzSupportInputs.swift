@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// Makes hostile and half-valid request lines from a seed: valid requests of

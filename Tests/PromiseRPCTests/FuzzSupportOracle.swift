@@ -1,5 +1,6 @@
 import Glibc
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 

@@ -1,9 +1,11 @@
 import Foundation
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
+import PromiseRegistry
 import PromiseServer
 import Testing
-import PromiseRegistry
 
 /// Seeded fuzzing of the framing and JSON-RPC layer, in process: the real
 /// ``LineFramer`` feeding the real ``Dispatcher`` and ``Registry`` (fake

@@ -1,9 +1,11 @@
 import Foundation
 import Logging
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 @testable import PromiseStore
 import Testing
+@testable import PromiseDispatch
 import PromiseRegistry
 
 /// Messages the durable journal holds back until what they tell is stored

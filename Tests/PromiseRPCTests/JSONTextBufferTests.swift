@@ -1,4 +1,5 @@
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 import Testing
 

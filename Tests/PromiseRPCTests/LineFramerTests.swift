@@ -1,3 +1,4 @@
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 import Testing

@@ -1,5 +1,7 @@
 import PromiseJSON
+@testable import PromiseDispatch
 @testable import PromiseRegistry
+@testable import PromiseModel
 @testable import PromiseRPC
 import Testing
 

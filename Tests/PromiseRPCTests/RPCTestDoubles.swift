@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import Promise
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore

@@ -1,6 +1,8 @@
 import Promise
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 import Testing
 

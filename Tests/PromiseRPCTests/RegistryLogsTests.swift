@@ -1,7 +1,9 @@
 import Foundation
 import Promise
 import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore

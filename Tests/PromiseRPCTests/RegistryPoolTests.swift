@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 import PromiseRegistry
 import PromiseServer
 import PromiseStore

@@ -1,6 +1,7 @@
 import Foundation
 import Promise
 import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Promise
 import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

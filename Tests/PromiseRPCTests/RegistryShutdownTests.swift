@@ -1,5 +1,6 @@
 import Logging
 import Promise
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

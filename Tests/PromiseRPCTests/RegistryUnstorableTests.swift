@@ -1,6 +1,8 @@
 import Foundation
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore

@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseServer

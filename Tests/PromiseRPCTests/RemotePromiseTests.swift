@@ -1,6 +1,7 @@
 import Glibc
 import Promise
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

@@ -1,6 +1,7 @@
+import PromiseJSON
+import PromiseModel
 @testable import PromiseRPC
 import Testing
-import PromiseJSON
 
 /// The dispatcher reads each request's params into the emptied storage of
 /// the last one's (`RPCParams.takeStorage()`): reused storage must read

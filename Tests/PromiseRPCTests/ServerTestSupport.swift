@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
 import Logging
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 

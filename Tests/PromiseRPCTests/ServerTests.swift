@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer

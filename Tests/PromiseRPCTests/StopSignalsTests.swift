@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 import Synchronization

@@ -1,4 +1,5 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 import PromiseServer
 import PromiseStore

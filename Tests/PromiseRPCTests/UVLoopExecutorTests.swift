@@ -1,5 +1,6 @@
 import Foundation
 import Promise
+@testable import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 import Testing

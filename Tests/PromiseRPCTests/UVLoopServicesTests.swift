@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 import Testing

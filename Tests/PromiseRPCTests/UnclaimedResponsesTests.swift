@@ -1,5 +1,6 @@
 @testable import PromiseClient
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 import Testing
 

@@ -1,5 +1,7 @@
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseModel
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer

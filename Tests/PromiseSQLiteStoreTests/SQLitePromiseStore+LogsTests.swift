@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer

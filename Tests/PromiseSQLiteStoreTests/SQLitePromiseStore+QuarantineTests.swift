@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PromiseModel
 import PromiseRPC
 @testable import PromiseSQLiteStore
 import PromiseServer

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 import PromiseRegistry
 import PromiseSQLiteStore
 import PromiseServer

@@ -3,7 +3,9 @@ import GRDB
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+@testable import PromiseDispatch
 import PromiseRegistry
 import PromiseSQLiteStore
 import PromiseServer

@@ -1,5 +1,6 @@
 import Foundation
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// One JSON-RPC request the generator made, with what the checker needs to

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseModel
 import PromiseRPC
 
 /// Defects that the simulation found, each named with the operation mix

@@ -1,7 +1,9 @@
 import Foundation
 @testable import PromiseJSON
+@testable import PromiseModel
 @testable import PromiseRPC
 import PromiseServer
+@testable import PromiseDispatch
 import PromiseRegistry
 
 /// One seeded simulation of the daemon in process: the generator's steps

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Promise
+@testable import PromiseModel
 @testable import PromiseRPC
+@testable import PromiseDispatch
 @testable import PromiseRegistry
 import PromiseSQLiteStore
 @testable import PromiseServer

@@ -2,22 +2,22 @@ import PromiseStore
 
 /// `all`, `any`, `race` or `allSettled` over the promises `inputIDs`: a new
 /// promise that settles as the combinator `kind` says.
-struct CombineCommand {
-    var kind: CombinatorKind
-    var inputIDs: [String]
+package struct CombineCommand {
+    package var kind: CombinatorKind
+    package var inputIDs: [String]
     /// `all`'s join policy; nil for the other kinds.
-    var policy: AllPolicy?
+    package var policy: AllPolicy?
     /// A fail-fast `all` cancels its pending inputs when one fails.
-    var stopOnFailure: Bool
-    var id: String?
-    var name: String?
-    var ifExists: IfExists
+    package var stopOnFailure: Bool
+    package var id: String?
+    package var name: String?
+    package var ifExists: IfExists
     /// Forget a settled promise of the same id first.
-    var replace: Bool
+    package var replace: Bool
 
     /// Refuses `replace` beside `ifExists: .get`, and a replaced id that is
     /// one of the inputs.
-    init(
+    package init(
         kind: CombinatorKind, inputIDs: [String], policy: AllPolicy?, stopOnFailure: Bool, id: String?,
         name: String?, ifExists: IfExists, replace: Bool
     ) throws(RegistryError) {
@@ -36,7 +36,7 @@ struct CombineCommand {
     }
 
     /// Refuses `stopOnFailure` beside any `policy` but fail-fast (nil: not an `all`).
-    static func check(stopOnFailure: Bool, policy: AllPolicy?) throws(RegistryError) {
+    package static func check(stopOnFailure: Bool, policy: AllPolicy?) throws(RegistryError) {
         guard stopOnFailure && policy != .failFast else { return }
         throw .invalidArgument(
             param: "stopOnFailure",

@@ -1,8 +1,8 @@
 import PromiseJSON
-import PromiseRPC
+import PromiseModel
 
 /// Which promise a command names.
-enum PromiseReference {
+package enum PromiseReference {
     /// By its id.
     case id(String)
     /// By the bytes of a valid id where the request's line holds them:
@@ -11,7 +11,7 @@ enum PromiseReference {
 }
 
 /// What a request that makes a promise asks for when its id is taken.
-enum IfExists: String, CaseIterable {
+package enum IfExists: String, CaseIterable {
     /// Refuse it (``RegistryError/alreadyExists(id:state:conflict:)``).
     case error
     /// Answer with the promise that has the id.
@@ -19,19 +19,19 @@ enum IfExists: String, CaseIterable {
 }
 
 /// `create`: a pending promise, under `id` or one the registry makes.
-struct CreateCommand {
-    var id: String?
-    var name: String?
+package struct CreateCommand {
+    package var id: String?
+    package var name: String?
     /// Rejects the promise with a timeout unless it settles within this.
-    var timeoutMilliseconds: UInt64?
+    package var timeoutMilliseconds: UInt64?
     /// Held by the connection that creates it: rejected when it closes.
-    var lease: Bool
-    var ifExists: IfExists
+    package var lease: Bool
+    package var ifExists: IfExists
     /// Forget a settled promise of the same id first.
-    var replace: Bool
+    package var replace: Bool
 
     /// Refuses `replace` beside `ifExists: .get`, which asks for the opposite.
-    init(
+    package init(
         id: String?, name: String? = nil, timeoutMilliseconds: UInt64? = nil, lease: Bool = false,
         ifExists: IfExists = .error, replace: Bool = false
     ) throws(RegistryError) {
@@ -45,7 +45,7 @@ struct CreateCommand {
     }
 
     /// A promise under `id`, or one the registry names, and nothing else.
-    init(id: String?) {
+    package init(id: String?) {
         self.id = id
         name = nil
         timeoutMilliseconds = nil
@@ -57,27 +57,43 @@ struct CreateCommand {
 
 extension IfExists {
     /// Refuses `replace` beside `.get`, which asks for the opposite.
-    func check(replace: Bool) throws(RegistryError) {
+    package func check(replace: Bool) throws(RegistryError) {
         guard replace && self == .get else { return }
         throw .invalidArgument(param: "replace", reason: "\"replace\" and \"ifExists\": \"get\" exclude each other")
     }
 }
 
 /// `resolve`: fulfils a pending promise with `value`.
-struct ResolveCommand {
-    var promise: PromiseReference
-    var value: JSONValue
+package struct ResolveCommand {
+    package var promise: PromiseReference
+    package var value: JSONValue
+
+    package init(promise: PromiseReference, value: JSONValue) {
+        self.promise = promise
+        self.value = value
+    }
 }
 
 /// `reject`: rejects a pending promise with `reason` ("rejected" when nil).
-struct RejectCommand {
-    var promise: PromiseReference
-    var reason: RemoteRejection?
+package struct RejectCommand {
+    package var promise: PromiseReference
+    package var reason: RemoteRejection?
+
+    package init(promise: PromiseReference, reason: RemoteRejection?) {
+        self.promise = promise
+        self.reason = reason
+    }
 }
 
 /// `progress`: a pending promise's progress, `fraction` from 0 to 1.
-struct ProgressCommand {
-    var id: String
-    var fraction: Double
-    var message: String?
+package struct ProgressCommand {
+    package var id: String
+    package var fraction: Double
+    package var message: String?
+
+    package init(id: String, fraction: Double, message: String?) {
+        self.id = id
+        self.fraction = fraction
+        self.message = message
+    }
 }

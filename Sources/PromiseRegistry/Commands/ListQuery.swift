@@ -2,24 +2,24 @@ import PromiseStore
 
 /// `list`: a page of promises in creation order (or of one parent's `then`
 /// children, in their order), filtered by state and id prefix.
-struct ListQuery {
+package struct ListQuery {
     /// Only promises in this state.
-    var state: StoredPromise.State?
+    package var state: StoredPromise.State?
     /// Only promises whose id starts with this, byte for byte.
-    var prefix: String?
+    package var prefix: String?
     /// Only the `then` children of this promise.
-    var parentID: String?
+    package var parentID: String?
     /// The most records the page holds (1 to ``maxLimit``).
-    var limit: Int
+    package var limit: Int
     /// Where the page starts: after the position an earlier page's cursor names.
-    var cursor: Int?
+    package var cursor: Int?
 
     /// The largest `limit` a `list` takes.
-    static let maxLimit = 10_000
+    package static let maxLimit = 10_000
     /// The `limit` of a `list` that gives none.
-    static let defaultLimit = 100
+    package static let defaultLimit = 100
 
-    init(
+    package init(
         state: StoredPromise.State? = nil, prefix: String? = nil, parentID: String? = nil,
         limit: Int = Self.defaultLimit, cursor: Int? = nil
     ) {

@@ -1,12 +1,12 @@
 /// `cancelPrefix`: cancels the pending promises whose id starts with
 /// `prefix`, a bounded scan at a time (Registry+CancelPrefix.swift).
-struct CancelPrefixCommand {
-    var prefix: String
+package struct CancelPrefixCommand {
+    package var prefix: String
     /// Where the scan starts: after the sequence number an earlier call's cursor names.
-    var cursor: Int?
+    package var cursor: Int?
 
     /// Refuses an empty prefix, which would cancel every pending promise.
-    init(prefix: String, cursor: Int? = nil) throws(RegistryError) {
+    package init(prefix: String, cursor: Int? = nil) throws(RegistryError) {
         guard !prefix.isEmpty else {
             throw .invalidArgument(
                 param: "prefix", reason: "\"prefix\" must not be empty: it would cancel every pending promise")
@@ -17,7 +17,7 @@ struct CancelPrefixCommand {
 }
 
 /// `forget`: drops settled promises, named one by one or by a prefix of their ids.
-enum ForgetCommand {
+package enum ForgetCommand {
     /// These ids (unknown ones are ignored).
     case ids([String])
     /// Those whose id starts with `prefix`, a bounded scan at a time, after
@@ -25,7 +25,7 @@ enum ForgetCommand {
     case prefix(String, cursor: Int?)
 
     /// Refuses an empty prefix, which would forget every settled promise.
-    static func prefix(_ prefix: String, after cursor: Int?) throws(RegistryError) -> Self {
+    package static func prefix(_ prefix: String, after cursor: Int?) throws(RegistryError) -> Self {
         guard !prefix.isEmpty else {
             throw .invalidArgument(
                 param: "prefix", reason: "\"prefix\" must not be empty: it would forget every settled promise")

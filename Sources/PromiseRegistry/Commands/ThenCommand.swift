@@ -3,20 +3,20 @@ import PromiseStore
 /// `then`: a child promise of `parentID` that settles as its parent does,
 /// unless its ``ExecStep`` runs when the parent settles as `on` selects
 /// (docs/PROTOCOL.md, "then and exec").
-struct ThenCommand {
-    var parentID: String
+package struct ThenCommand {
+    package var parentID: String
     /// The child's id; nil: one the registry makes.
-    var childID: String?
-    var on: ThenTrigger
+    package var childID: String?
+    package var on: ThenTrigger
     /// The command that settles the child; nil: the child settles as its parent.
-    var step: ExecStep?
-    var ifExists: IfExists
+    package var step: ExecStep?
+    package var ifExists: IfExists
     /// Forget a settled promise of the same id first.
-    var replace: Bool
+    package var replace: Bool
 
     /// Refuses `replace` beside `ifExists: .get`, and a child that would
     /// replace its own parent.
-    init(
+    package init(
         parentID: String, childID: String?, on: ThenTrigger = .fulfilled, step: ExecStep? = nil,
         ifExists: IfExists = .error, replace: Bool = false
     ) throws(RegistryError) {
@@ -36,24 +36,24 @@ struct ThenCommand {
 /// The command a `then … exec` step runs: its program and arguments, where,
 /// with which extra variables, in which pool, and how often it runs again
 /// after failing. Its stdin is the parent's outcome, written when it starts.
-struct ExecStep {
-    var argv: [String]
-    var cwd: String?
-    var env: [String: String]
+package struct ExecStep {
+    package var argv: [String]
+    package var cwd: String?
+    package var env: [String: String]
     /// Its pool; nil: the `default` pool.
-    var pool: String?
+    package var pool: String?
     /// How many times a failed command runs again.
-    var retries: Int
+    package var retries: Int
     /// How long a failed command waits before it runs again.
-    var retryDelayMilliseconds: UInt64
+    package var retryDelayMilliseconds: UInt64
 
     /// The most `retries` takes, and the longest `retryDelayMilliseconds` (an hour).
-    static let maxRetries = 100
-    static let maxRetryDelayMilliseconds = 3_600_000
+    package static let maxRetries = 100
+    package static let maxRetryDelayMilliseconds = 3_600_000
 
     /// Refuses an `argv` without a program, a NUL in what runs and a faulty
     /// variable name.
-    init(
+    package init(
         argv: [String], cwd: String? = nil, env: [String: String] = [:], pool: String? = nil, retries: Int = 0,
         retryDelayMilliseconds: UInt64 = 0
     ) throws(RegistryError) {
@@ -73,7 +73,7 @@ struct ExecStep {
     }
 
     /// What runs, keeping at most `outputLimit` bytes of its output.
-    func processSpec(outputLimit: Int) -> ProcessSpec {
+    package func processSpec(outputLimit: Int) -> ProcessSpec {
         ProcessSpec(argv: argv, cwd: cwd, env: env, outputLimit: outputLimit)
     }
 }

@@ -137,7 +137,7 @@ public final class GroupCommit {
     /// or once its batch has failed (with the reason); at once when nothing
     /// is outstanding, and at once (with nil) while the store is failing, so
     /// that reads are still answered. Bodies run in the order given.
-    func deliver(_ body: @escaping (PromiseStoreError?) -> Void) {
+    package func deliver(_ body: @escaping (PromiseStoreError?) -> Void) {
         if case .run(let body, let failure) = state.deliver(body) { body(failure) }
     }
 
@@ -150,7 +150,7 @@ public final class GroupCommit {
 
     /// Calls `done` once everything touched so far is committed or has
     /// failed: for a clean shutdown.
-    func flush(_ done: @escaping () -> Void) {
+    package func flush(_ done: @escaping () -> Void) {
         if case .run = state.flush({ _ in done() }) { done() }
     }
 

@@ -1,17 +1,17 @@
 /// A pool's limit and use, as `pool.set` answers.
-struct PoolState: Hashable {
-    var pool: String
-    var limit: Int
+package struct PoolState: Hashable {
+    package var pool: String
+    package var limit: Int
     /// Slots held.
-    var running: Int
+    package var running: Int
     /// Turns waiting for a slot.
-    var queued: Int
+    package var queued: Int
 }
 
 /// The slots of a pool a connection holds after `pool.acquire` or `pool.release`.
-struct PoolHolding: Hashable {
-    var pool: String
-    var held: Int
+package struct PoolHolding: Hashable {
+    package var pool: String
+    package var held: Int
     /// For `pool.release`: whether it gave a slot back; nil for `pool.acquire`.
-    var released: Bool?
+    package var released: Bool?
 }

@@ -1,27 +1,27 @@
 /// What one `cancelPrefix` call did.
-struct CancelPrefixOutcome: Hashable {
+package struct CancelPrefixOutcome: Hashable {
     /// The promises with the prefix that the call found pending and left cancelled.
-    var cancelled: Int
+    package var cancelled: Int
     /// The sequence number to go on after; nil: nothing more to look at.
-    var cursor: Int?
+    package var cursor: Int?
 }
 
 /// What one `forget` of named ids did.
-struct ForgetOutcome: Hashable {
-    var forgotten: Int
+package struct ForgetOutcome: Hashable {
+    package var forgotten: Int
     /// The ids kept because they are pending.
-    var pending: [String]
+    package var pending: [String]
     /// The ids kept because a pending promise needs them.
-    var needed: [String]
+    package var needed: [String]
 }
 
 /// What one `forget` by prefix did.
-struct ForgetPrefixOutcome: Hashable {
-    var forgotten: Int
+package struct ForgetPrefixOutcome: Hashable {
+    package var forgotten: Int
     /// Promises with the prefix kept because they are pending.
-    var keptPending: Int
+    package var keptPending: Int
     /// Promises with the prefix kept because a pending promise needs them.
-    var keptNeeded: Int
+    package var keptNeeded: Int
     /// The sequence number to go on after; nil: nothing more to look at.
-    var cursor: Int?
+    package var cursor: Int?
 }

@@ -1,42 +1,42 @@
-import PromiseRPC
+import PromiseModel
 
 /// What `info` reports of the registry: its counts, pools, limits and store.
-struct RegistryInfo {
+package struct RegistryInfo {
     /// Promises held.
-    var promises: Int
-    var pending: Int
-    var settled: Int
+    package var promises: Int
+    package var pending: Int
+    package var settled: Int
     /// Settled promises dropped by retention.
-    var collected: Int
+    package var collected: Int
     /// Open connections.
-    var connections: Int
-    var runningProcesses: Int
+    package var connections: Int
+    package var runningProcesses: Int
     /// Each pool's use, by name.
-    var pools: [String: PoolUse]
-    var limits: DaemonLimits
+    package var pools: [String: PoolUse]
+    package var limits: DaemonLimits
     /// The store; nil: promises are kept in memory only.
-    var store: StoreInfo?
+    package var store: StoreInfo?
     /// How long settled promises are kept (`--retain`); nil: until forgotten.
-    var retainMilliseconds: Int64?
+    package var retainMilliseconds: Int64?
 }
 
 /// A pool's limit and use, with its first holders and waiting turns
 /// (at most ``ExecPools/listedPerPool`` of each).
-struct PoolUse {
-    var limit: Int
-    var running: Int
-    var queued: Int
-    var holders: [PoolSlot.Holder]
-    var waiting: [PoolSlot.Holder]
+package struct PoolUse {
+    package var limit: Int
+    package var running: Int
+    package var queued: Int
+    package var holders: [PoolSlot.Holder]
+    package var waiting: [PoolSlot.Holder]
 }
 
 /// Where promises are stored and whether that works.
-struct StoreInfo {
-    var location: String
+package struct StoreInfo {
+    package var location: String
     /// Why the store cannot write; nil while it can.
-    var failure: String?
-    var commits: Int
-    var changes: Int
-    var unstorable: Int
-    var quarantined: Int
+    package var failure: String?
+    package var commits: Int
+    package var changes: Int
+    package var unstorable: Int
+    package var quarantined: Int
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 /// What `all`, `any`, `race` and `all-settled` share: the inputs and the new id.

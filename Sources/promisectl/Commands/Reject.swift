@@ -1,6 +1,7 @@
 import ArgumentParser
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 extension PromiseCtl {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 
 extension PromiseCtl {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PromiseClient
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
 
 extension PromiseCtl {

@@ -1,4 +1,5 @@
 import PromiseClient
+import PromiseModel
 import PromiseRPC
 
 /// The promises under one id, as `promisectl tree` draws them: the root,

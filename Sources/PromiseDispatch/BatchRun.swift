@@ -1,4 +1,6 @@
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// A JSON-RPC batch being run: its members, the next one to run, and the
 /// answer they fill. The dispatcher runs it in slices of a loop turn each

@@ -1,7 +1,9 @@
 import Logging
 import Promise
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 import PromiseStore
 
 /// The JSON-RPC 2.0 side of the daemon: reads each line a connection sends,
@@ -55,7 +57,7 @@ public final class Dispatcher: RPCHandler {
 
     public func connectionOpened(_ peer: any RPCPeer) {
         peers[peer.connectionID] = peer
-        registry.connect(peer)
+        registry.connect(RegistryPeerLink(peer))
     }
 
     public func connectionClosed(_ peer: any RPCPeer) {
@@ -200,7 +202,7 @@ public final class Dispatcher: RPCHandler {
                 method, params, lentID: lentID, connectionID: peer.connectionID, room: answers.remainingBytes,
                 slice: slice
             ) {
-                RegistryCall(connectionID: peer.connectionID, requestID: id, answers: answers)
+                RegistryCall(connectionID: peer.connectionID, later: id.map { RequestAnswers(id: $0, answers: answers) })
             }
             // Consumed, not copied into a tuple with the id: that retained
             // and released every part of the reply.

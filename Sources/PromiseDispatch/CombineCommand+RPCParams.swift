@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 import PromiseStore
 
 extension CombineCommand {

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 extension LogCommand {
     /// `id`, `stream` (`stdout` or `stderr`), `data` (a string), `skipped?`.

@@ -7,8 +7,8 @@
 /// into one to look a promise up, it is allocated and freed again
 /// (docs/PERFORMANCE.md).
 ///
-/// Only ``RequestLine/init(parsing:reusing:lendingIDs:)`` lends ids, and
-/// only the dispatcher asks it to: the bytes are valid while the line is
+/// Only the request parser lends ids (`RequestLine`), and only the
+/// dispatcher asks it to: the bytes are valid while the line is
 /// handled, and a lent id must not be kept past that.
 ///
 /// Lent only when the id is already known to be a valid one (printable
@@ -18,8 +18,12 @@
 package struct LentPromiseID: Hashable {
     package let bytes: UnsafeRawBufferPointer
 
+    package init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
     /// The shortest id lent: a shorter one is a `String` with no allocation.
-    static let minimumCount = 16
+    package static let minimumCount = 16
 
     package static func == (lhs: LentPromiseID, rhs: LentPromiseID) -> Bool {
         lhs.bytes.elementsEqual(rhs.bytes)

@@ -15,36 +15,36 @@ import Glibc
 ///     if budget.isSpent { break }  // the rest goes on in a later turn
 /// }
 /// ```
-struct TurnBudget {
+package struct TurnBudget {
     /// Five milliseconds: with the step that passes it and the loop's own
     /// work, a turn stays within about ten.
-    static let standard = TurnBudget(nanoseconds: 5_000_000)
+    package static let standard = TurnBudget(nanoseconds: 5_000_000)
     /// Never spent: everything in one turn (unit tests that count exactly
     /// what one line does).
-    static let unbounded = TurnBudget(nanoseconds: .max)
+    package static let unbounded = TurnBudget(nanoseconds: .max)
 
     /// Time one slice may take.
-    let nanoseconds: UInt64
+    package let nanoseconds: UInt64
     /// Reads the monotonic clock, in nanoseconds; tests give one of their own.
-    let clock: @Sendable () -> UInt64
+    package let clock: @Sendable () -> UInt64
     private var deadline: UInt64 = .max
 
-    init(nanoseconds: UInt64, clock: @escaping @Sendable () -> UInt64 = TurnBudget.monotonicNanoseconds) {
+    package init(nanoseconds: UInt64, clock: @escaping @Sendable () -> UInt64 = TurnBudget.monotonicNanoseconds) {
         self.nanoseconds = nanoseconds
         self.clock = clock
     }
 
     /// A slice starts now.
-    mutating func start() {
+    package mutating func start() {
         let (end, overflow) = clock().addingReportingOverflow(nanoseconds)
         deadline = overflow ? .max : end
     }
 
     /// Whether the slice begun by ``start()`` has used its time.
-    var isSpent: Bool { clock() >= deadline }
+    package var isSpent: Bool { clock() >= deadline }
 
     /// `CLOCK_MONOTONIC`, which the vDSO reads without a system call.
-    static func monotonicNanoseconds() -> UInt64 {
+    package static func monotonicNanoseconds() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

@@ -11,7 +11,10 @@ extension Array {
     /// var params = [1, 2]
     /// params.removeAllKeepingStorage()   // [], capacity kept
     /// ```
-    @inline(__always)
+    ///
+    /// Inlinable: other modules call it for their own element types, which
+    /// an unspecialized call looks up at run time on every call.
+    @inlinable @inline(__always)
     package mutating func removeAllKeepingStorage() {
         while popLast() != nil {}
     }

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// The params of `pool.set`, `pool.acquire` and `pool.release`, and the
 /// `pool` param they and `then` share.

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 extension RPCError {
     /// The JSON-RPC error for a refusal of the registry: its code and `data`

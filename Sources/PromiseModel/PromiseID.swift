@@ -22,7 +22,7 @@ public enum PromiseID {
     /// it read): then only its length is checked, its bytes not read again
     /// (docs/PERFORMANCE.md).
     @inline(__always)
-    static func problem(with text: String, knownPrintableASCII: Bool) -> String? {
+    package static func problem(with text: String, knownPrintableASCII: Bool) -> String? {
         if text.isEmpty { return "it is empty" }
         if text.utf8.count > maxBytes { return "it is longer than \(maxBytes) bytes" }
         if knownPrintableASCII { return nil }

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// The results of `cancelPrefix`, `forget`, `log`, `logs` and the pool
 /// methods as JSON-RPC answers carry them (docs/PROTOCOL.md, "Methods").

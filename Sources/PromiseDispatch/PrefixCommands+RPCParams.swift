@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 extension CancelPrefixCommand {
     /// `prefix` (non-empty), `cursor?`.

@@ -51,19 +51,19 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
     /// (and optionally a whole-number "code" and any "data"), or a bare string
     /// taken as the message.
     ///
-    /// - Throws: -32602 (invalid params, naming `param`) for anything else.
-    public init(json: JSONValue, param: String = "reason") throws(RPCError) {
+    /// - Throws: ``InvalidReason`` naming `param` for anything else.
+    package init(checking json: JSONValue, param: String = "reason") throws(InvalidReason) {
         switch json {
         case .string(let text):
             self.init(message: text)
         case .object(let members):
             guard case .string(let message)? = members["message"] else {
-                throw RPCParams.invalid(param, "\"\(param)\" must have a string \"message\"")
+                throw InvalidReason(param: param, message: "\"\(param)\" must have a string \"message\"")
             }
             var code: Int?
             if let codeValue = members["code"], !codeValue.isNull {
                 guard let number = codeValue.intValue else {
-                    throw RPCParams.invalid(param, "\"\(param).code\" must be a whole number")
+                    throw InvalidReason(param: param, message: "\"\(param).code\" must be a whole number")
                 }
                 code = number
             }
@@ -73,8 +73,15 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
             // Kept as given: `reject` stamps its own id over it, a stored reason keeps its origin.
             self.init(code: code, message: message, data: data, origin: members["origin"]?.stringValue)
         default:
-            throw RPCParams.invalid(param, "\"\(param)\" must be an object with a \"message\", or a string")
+            throw InvalidReason(
+                param: param, message: "\"\(param)\" must be an object with a \"message\", or a string")
         }
+    }
+
+    /// Why a JSON value is not a reason: the param it came in and what is wrong with it.
+    package struct InvalidReason: Error, Hashable {
+        package let param: String
+        package let message: String
     }
 
     /// The reason as it appears in records: `{"code":…,"message":…,"data":…,"origin":…}`,
@@ -100,7 +107,7 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
     ///   failed): `data.errors` lists `{"index","id","reason"}` per failed input
     ///   (each reason with its own `origin`); `inputIDs` gives the ids of the
     ///   combinator's inputs, by index, and `origin` the combinator's id.
-    /// - `RPCError`: its code, message and data.
+    /// - a ``RemoteRejectionConvertible`` error (a JSON-RPC error): the reason it gives.
     /// - anything else: its description as the message.
     public init(describing error: any Error, inputIDs: [String]? = nil, origin: String? = nil) {
         switch error {
@@ -111,7 +118,7 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
         case let promiseError as PromiseError:
             // Compared, not switched over: the core may add cases.
             if promiseError == .timedOut {
-                self.init(code: RPCError.Code.waitTimedOut.rawValue, message: "timed out")
+                self.init(code: RejectionCode.waitTimedOut, message: "timed out")
             } else if promiseError == .cycle {
                 self.init(message: "the promise would wait on itself (cycle)")
             } else if promiseError == .emptyInput {
@@ -134,8 +141,8 @@ public struct RemoteRejection: Error, Sendable, Hashable, CustomStringConvertibl
             self.init(
                 message: "\(failures.count)\(total) input promises were rejected",
                 data: ["errors": .array(failures)], origin: origin)
-        case let rpcError as RPCError:
-            self.init(code: rpcError.code.rawValue, message: rpcError.message, data: rpcError.data)
+        case let convertible as any RemoteRejectionConvertible:
+            self = convertible.remoteRejection
         default:
             self.init(message: String(describing: error))
         }
@@ -278,9 +285,16 @@ extension RemoteRejection {
     /// ```
     public static func stdoutTooLarge(limit: Int) -> RemoteRejection {
         RemoteRejection(
-            code: RPCError.Code.limitExceeded.rawValue,
+            code: RejectionCode.limitExceeded,
             message: "stdout was larger than \(limit) bytes (the daemon's maxProcessOutputBytes; "
                 + "promised --max-process-output-bytes sets it); write large output to a file and print its path",
             data: ["limit": "maxProcessOutputBytes", "value": .int(limit)])
     }
+}
+
+/// An error that says itself which reason a promise rejected with it
+/// carries: the wire's errors, which the model does not know, give their
+/// code, message and data.
+public protocol RemoteRejectionConvertible: Error {
+    var remoteRejection: RemoteRejection { get }
 }

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 extension RegistryInfo {
     /// `{"version","protocol","promises","pending","settled","collected",

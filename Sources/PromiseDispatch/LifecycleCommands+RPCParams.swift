@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// The params of `create`, `resolve`, `reject` and `progress` read into
 /// the registry's commands, refusing what is missing or malformed with

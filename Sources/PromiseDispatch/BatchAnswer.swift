@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// Collects the answers to one JSON-RPC batch and sends them as one array
 /// once the last expected answer is in (a `wait` in a batch holds the whole

@@ -1,5 +1,7 @@
 import PromiseJSON
+import PromiseModel
 import PromiseRPC
+import PromiseRegistry
 
 /// The registry's events as JSON-RPC notifications (docs/PROTOCOL.md,
 /// "Notifications"): `settled` with the promise's record, `progress` and
