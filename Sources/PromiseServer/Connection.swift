@@ -321,13 +321,13 @@ final class Connection: RPCPeer {
 
     /// Messages in parts longer than this are queued part by part (long
     /// parts by reference), not joined into a line first.
-    static let partsCopiedAloneFrom = 64 * 1024
+    static let partsQueuedAloneFrom = 64 * 1024
 
     @discardableResult
     func send(parts: [ArraySlice<UInt8>]) -> Bool {
         let total = parts.reduce(0) { $0 + $1.count }
         // A short message takes the path of a line, which may write it at once.
-        guard total > Self.partsCopiedAloneFrom else { return send(joinedLine(parts)) }
+        guard total > Self.partsQueuedAloneFrom else { return send(joinedLine(parts)) }
         guard isOpen, admits(total) else { return false }
         for part in parts { queued.append(shared: part) }
         account()
