@@ -18,20 +18,26 @@ extension Registry {
     /// holder until one takes it, within the grace (``leaseGraceMilliseconds``).
     package func lease(id: String, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
         let entry = try entry(id)
-        guard entry.isPending else { throw alreadySettled(entry) }
-        if let holder = entry.leaseHolder, sessions[holder] != nil {
-            guard holder != call.connectionID else { return entry }
+        var lease = LeaseState(leased: entry.lease, holder: entry.leaseHolder)
+        let holderIsOpen = lease.holderID.map { sessions[$0] != nil } ?? false
+        switch lease.take(by: call.connectionID, isPending: entry.isPending, holderIsOpen: holderIsOpen) {
+        case .alreadySettled:
+            throw alreadySettled(entry)
+        case .unchanged:
+            return entry
+        case .refused(let holder):
             throw .leasedByAnother(id: entry.id, holder: holder)
+        case .taken(let storesFlag):
+            if storesFlag {
+                entry.lease = true
+                // The flag is stored: a restart must know the promise waits for its holder.
+                journal?.touch(entry.id)
+            }
+            entry.leaseHolder = call.connectionID
+            sessions[call.connectionID]?.leases.insert(entry.id)
+            logger.debug("Lease taken", metadata: ["promise.id": "\(entry.id)", "connection.id": "\(call.connectionID)"])
+            return entry
         }
-        if !entry.lease {
-            entry.lease = true
-            // The flag is stored: a restart must know the promise waits for its holder.
-            journal?.touch(entry.id)
-        }
-        entry.leaseHolder = call.connectionID
-        sessions[call.connectionID]?.leases.insert(entry.id)
-        logger.debug("Lease taken", metadata: ["promise.id": "\(entry.id)", "connection.id": "\(call.connectionID)"])
-        return entry
     }
 
     /// The rejection of a lease that no connection holds once the grace
@@ -46,9 +52,7 @@ extension Registry {
     /// After ``restore(_:)``: rejects, once the grace has passed, every
     /// restored lease that no connection has taken back.
     func armLeaseGrace() {
-        guard leaseGraceMilliseconds > 0,
-              order.contains(where: { $0.isPending && $0.lease && $0.leaseHolder == nil })
-        else { return }
+        guard leaseGraceMilliseconds > 0, order.contains(where: { Self.graceEnds($0) == .reject }) else { return }
         leaseGraceTimer = services.schedule(afterMilliseconds: leaseGraceMilliseconds) { [weak self] in
             self?.expireUnclaimedLeases()
         }
@@ -58,9 +62,14 @@ extension Registry {
     func expireUnclaimedLeases() {
         leaseGraceTimer = nil
         let rejection = restartedLeaseExpired()
-        let unclaimed = order.filter { entries[$0.id] === $0 && $0.isPending && $0.lease && $0.leaseHolder == nil }
+        let unclaimed = order.filter { entries[$0.id] === $0 && Self.graceEnds($0) == .reject }
         for entry in unclaimed where settle(entry, .failure(rejection)) {
             logger.info("Lease expired", metadata: ["promise.id": "\(entry.id)", "reason": "not taken back after the restart"])
         }
+    }
+
+    /// What the end of the grace after a restart does to `entry`'s lease.
+    private static func graceEnds(_ entry: RemotePromise) -> LeaseState.EndAction {
+        LeaseState(leased: entry.lease, holder: entry.leaseHolder).graceEnded(isPending: entry.isPending)
     }
 }

@@ -52,29 +52,12 @@ import PromiseRPC
 /// The handler's `connectionClosed` is called exactly once per opened
 /// connection, from libuv's close callback (never from inside `send` or
 /// `handle`).
+///
+/// The decisions (hold or handle a line, pause or resume, write now or
+/// queue, cut off, close) are ``ConnectionState``'s; this class feeds it
+/// what libuv and the handler do and performs what it answers.
 final class Connection: RPCPeer {
-    /// Lifecycle; only ever moves down this list.
-    enum State: Comparable {
-        /// Reading and writing.
-        case active
-        /// The client shut down its writing side; answers still go out.
-        case readClosed
-        /// Nothing more is accepted; closes once queued bytes are written.
-        case closingAfterFlush
-        case closed
-    }
-
-    /// How often a half-closed connection checks whether the client is fully gone.
-    static let hangUpPollMilliseconds: UInt64 = 200
-    /// How long a closing connection waits for a client to read its last bytes.
-    static let flushTimeoutMilliseconds: UInt64 = 5_000
-    /// How long a paused connection may leave its answers unread before it is cut off.
-    static let stallCutOffMilliseconds: UInt64 = 5_000
-    /// How often a paused connection checks that its answers are being read.
-    static let stallCheckMilliseconds: UInt64 = 500
-
     let connectionID: UInt64
-    private(set) var state: State = .active
     /// Set once the peer passed the uid check and `connectionOpened` was called.
     private(set) var handler: (any RPCHandler)?
     /// True once `connectionOpened` was called (stays true after closing).
@@ -82,59 +65,22 @@ final class Connection: RPCPeer {
     /// Let in past `maxConnections`, to settle promises only (see `RPCPeer.isReserved`).
     var isReserved = false
     private let pipe: UVPipe
-    // The framer and the buffers are touched for every request and answer;
-    // `@exclusivity(unchecked)` spares the runtime's check of each access
-    // (as in `Registry`): loop thread only, and no access overlaps another —
-    // the handler that `framer.feed` calls never reaches the framer (only
-    // libuv's read callbacks do, and libuv does not nest them), and nothing
-    // a buffer access calls reaches the buffers.
+    // The state, the framer and the buffers are touched for every request
+    // and answer; `@exclusivity(unchecked)` spares the runtime's check of
+    // each access (as in `Registry`): loop thread only, and no access
+    // overlaps another — the handler that `framer.feed` calls never reaches
+    // the framer (only libuv's read callbacks do, and libuv does not nest
+    // them), each event of the state returns before its action is
+    // performed, and nothing a buffer access calls reaches the buffers.
+    @exclusivity(unchecked) private var state: ConnectionState
     @exclusivity(unchecked) private var framer: LineFramer
-    private let maxOutputBufferBytes: Int
     private var logger: Logger
     /// Bytes sent and not yet handed to the socket.
     @exclusivity(unchecked) private var queued = OutgoingBytes()
-    /// Bytes of messages for this client held back by the journal.
-    private var heldBytes = 0
     /// Bytes of the one `uv_write` in flight.
     @exclusivity(unchecked) private var writing = OutgoingBytes()
-    private var isFlushScheduled = false
-    /// The ``FlushQueue`` turn in which ``send(_:)`` last wrote at once.
-    private var lastDirectWriteTurn: UInt64?
-    /// Set while the bytes of one read are handled (``received(_:)``): the
-    /// first answer to them is written at once, the others when they have
-    /// all been handled. The answers to a read then leave as they left when
-    /// the ``FlushQueue``'s turns timed every write, without starting and
-    /// running its watcher for each request, about 460 instructions of a
-    /// create+resolve pair (`scripts/count-instructions.sh daemon`).
-    /// `@exclusivity(unchecked)` as the buffers are.
-    @exclusivity(unchecked) private var isReceiving = false
-    @exclusivity(unchecked) private var wroteWhileReceiving = false
     private let flushQueue: FlushQueue
     private let memory: ConnectionMemory
-    /// The bytes this connection last reported to ``memory`` as buffered.
-    private(set) var bufferedBytes = 0
-    /// Whether this connection's unfinished line is on the clock (``LineDeadlines``).
-    private var isLineClockRunning = false
-    /// Bytes of ``heldLines`` not yet handled.
-    private var heldLineBytes = 0
-    /// Set by ``closeAfterAnswer()`` while a line is handled.
-    private var closesOnceAnswered = false
-    /// The ``FlushQueue`` turn in which this connection was last read.
-    private var lastReadTurn: UInt64?
-    /// Reading stops while this many bytes wait for the client (half the cut-off limit).
-    private let pauseThreshold: Int
-    private var isReadPaused = false
-    /// Set while the handler goes on with a line in later turns (``lineContinues()``).
-    private var isLineUnfinished = false
-    /// Whether lines read wait in ``heldLines`` rather than being handled:
-    /// answers wait for the client, or a line is still being handled.
-    private var holdsLines: Bool { isReadPaused || isLineUnfinished }
-    /// Lines read while paused, handled once the answers are out: in order, from `heldStart`.
-    private var heldLines: [[UInt8]] = []
-    private var heldStart = 0
-    /// Bytes handed to the socket or to libuv so far: less what libuv still
-    /// queues, it tells a slow reader from a stuck one.
-    private var bytesHanded = 0
     private var timer: UVTimer?
 
     init(id: UInt64, pipe: UVPipe, limits: DaemonLimits, logger: Logger, flushQueue: FlushQueue,
@@ -143,9 +89,8 @@ final class Connection: RPCPeer {
         self.pipe = pipe
         self.flushQueue = flushQueue
         self.memory = memory
+        state = ConnectionState(maxOutputBufferBytes: limits.maxOutputBufferBytes)
         framer = LineFramer(maxLineBytes: limits.maxLineBytes)
-        maxOutputBufferBytes = limits.maxOutputBufferBytes
-        pauseThreshold = max(1, limits.maxOutputBufferBytes / 2)
         self.logger = logger
         self.logger[metadataKey: "connection.id"] = "\(id)"
         // The closure holds the connection until libuv is done with the
@@ -158,18 +103,21 @@ final class Connection: RPCPeer {
         }
     }
 
-    var isOpen: Bool { state <= .readClosed }
+    var isOpen: Bool { state.isOpen }
+
+    /// The bytes this connection last reported to ``memory`` as buffered.
+    var bufferedBytes: Int { state.bufferedBytes }
 
     /// The uid of the client process, or nil if the socket cannot tell.
     var peerUID: UInt32? { try? pipe.peerUID() }
 
     /// Hands the connection to `handler` and starts reading.
     func open(handler: any RPCHandler) {
-        guard state == .active else { return }
+        guard state.isActive else { return }
         self.handler = handler
         wasOpened = true
         handler.connectionOpened(self)
-        guard state == .active else { return }
+        guard state.isActive else { return }
         do {
             try pipe.startReading(onRead: { [unowned self] bytes in
                 received(bytes)
@@ -185,21 +133,13 @@ final class Connection: RPCPeer {
     // MARK: Reading
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard state == .active else { return }
-        let turn = flushQueue.turn
-        if lastReadTurn != turn {
-            lastReadTurn = turn
-            flushQueue.didRead(self)
-        }
-        isReceiving = true
-        wroteWhileReceiving = false
+        guard case .read(let firstInTurn) = state.readStarted(turn: flushQueue.turn) else { return }
+        if firstInTurn { flushQueue.didRead(self) }
         defer {
-            isReceiving = false
-            if state == .closed {
-                framer = LineFramer(maxLineBytes: framer.maxLineBytes)
-            } else if !queued.isEmpty && !isFlushScheduled {
-                // The answers after the first, queued by `send(line:)`.
-                flush()
+            switch state.readEnded(queueIsEmpty: queued.isEmpty) {
+            case .none: break
+            case .flush: flush()
+            case .resetFramer: framer = LineFramer(maxLineBytes: framer.maxLineBytes)
             }
             account()
             updateLineClock()
@@ -207,14 +147,9 @@ final class Connection: RPCPeer {
         do {
             try framer.feed(bytes, lending: { line in
                 // A handler may have cut this connection off while answering an earlier line.
-                guard state == .active, let handler else { return }
-                if holdsLines {
-                    heldLines.append(Array(line))
-                    heldLineBytes += line.count
-                } else {
-                    handler.handle(line: line, from: self)
-                    if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
-                }
+                guard let handler, state.lineRead(line) == .handle else { return }
+                handler.handle(line: line, from: self)
+                if state.lineHandled() { closeAfterFlush() }
             })
         } catch {
             logger.info("Closing connection: line too long", metadata: ["limit": "\(error.limit)"])
@@ -229,37 +164,32 @@ final class Connection: RPCPeer {
     /// Reads what the client sent since (see ``ReadAhead``). The pipe reads
     /// nothing once reading is paused, ended or closed.
     func readAhead() {
-        assert(lastReadTurn != flushQueue.turn, "a connection is read again once a turn, at its end")
+        assert(state.lastReadTurn != flushQueue.turn, "a connection is read again once a turn, at its end")
         pipe.readNow()
     }
 
     private func readDidEnd(_ error: UVError?) {
-        guard state == .active else { return }
+        guard state.isActive else { return }
         if let error {
             logger.debug("Connection read failed", metadata: ["error": "\(error)"])
             close()
             return
         }
         if let last = framer.finish(), let handler {
-            if holdsLines {
-                heldLines.append(last)
-                heldLineBytes += last.count
-            } else {
+            let action = last.withUnsafeBytes { state.lineRead($0) }
+            if action == .handle {
                 handler.handle(line: last, from: self)
-                if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
+                if state.lineHandled() { closeAfterFlush() }
             }
         }
-        guard state == .active else { return }
-        state = .readClosed
+        guard let timer = state.endOfStream() else { return }
         account()
         updateLineClock()
         if pipe.peerHasHungUp {
             close()
             return
         }
-        startTimer(every: Self.hangUpPollMilliseconds) { [unowned self] in
-            if pipe.peerHasHungUp { close() }
-        }
+        arm(timer)
     }
 
     // MARK: Writing
@@ -279,31 +209,25 @@ final class Connection: RPCPeer {
     /// Sends `message`, whose bytes are those of `array` when it is given:
     /// then what waits is kept by reference to it.
     private func send(line message: UnsafeRawBufferPointer, in array: [UInt8]?) -> Bool {
-        guard isOpen, admits(message.count) else { return false }
-        if !isFlushScheduled && !pipe.isWriting {
+        guard admits(message.count) else { return false }
+        switch state.route(queueIsEmpty: queued.isEmpty, isWriting: pipe.isWriting, turn: flushQueue.turn) {
+        case .drop:
+            return false
+        case .writeAtOnce(let endsTurn):
             // Writing the first message at once spares a second visit to
             // this connection later in the turn: with a settlement told to
             // thousands of subscribers, that second pass over connections
             // no longer in cache cost as much as the writes' own work. A
             // pipelining client's later answers still leave together: at
             // the end of the read (`received`) or of the turn.
-            if isReceiving {
-                if queued.isEmpty && !wroteWhileReceiving {
-                    wroteWhileReceiving = true
-                    writeAtOnce(message, in: array)
-                    return isOpen
-                }
-                enqueue(message, in: array)
-                account()
-                return true
-            }
-            if queued.isEmpty, let turn = flushQueue.directWriteTurn(after: lastDirectWriteTurn) {
-                lastDirectWriteTurn = turn
-                writeAtOnce(message, in: array)
-                return isOpen
-            }
-            isFlushScheduled = true
+            // The first write at once of a turn: the turn must end before the loop sleeps.
+            if endsTurn { _ = flushQueue.directWriteTurn(after: nil) }
+            writeAtOnce(message, in: array)
+            return isOpen
+        case .queueAndScheduleFlush:
             flushQueue.schedule(self)
+        case .queue:
+            break
         }
         enqueue(message, in: array)
         account()
@@ -322,73 +246,72 @@ final class Connection: RPCPeer {
 
     /// Messages in parts longer than this are queued part by part (long
     /// parts by reference), not joined into a line first.
-    static let partsCopiedAloneFrom = 64 * 1024
+    static let partsQueuedAloneFrom = 64 * 1024
 
     @discardableResult
     func send(parts: [ArraySlice<UInt8>]) -> Bool {
         let total = parts.reduce(0) { $0 + $1.count }
         // A short message takes the path of a line, which may write it at once.
-        guard total > Self.partsCopiedAloneFrom else { return send(joinedLine(parts)) }
-        guard isOpen, admits(total) else { return false }
+        guard total > Self.partsQueuedAloneFrom else { return send(joinedLine(parts)) }
+        guard admits(total) else { return false }
+        let route = state.routeParts(isWriting: pipe.isWriting)
+        guard route != .drop else { return false }
         for part in parts { queued.append(shared: part) }
         account()
-        // While a read is handled, its end flushes; otherwise before the loop sleeps.
-        if !isReceiving && !isFlushScheduled && !pipe.isWriting {
-            isFlushScheduled = true
-            flushQueue.schedule(self)
-        }
+        if route == .queueAndScheduleFlush { flushQueue.schedule(self) }
         return true
     }
 
     func hold(bytes: Int) {
-        guard isOpen, admits(bytes) else { return }
-        heldBytes += bytes
+        guard admits(bytes, holding: true) else { return }
         account()
     }
 
     /// Whether `count` more bytes for this client may wait, held or queued:
     /// past `maxOutputBufferBytes` already waiting, the client is not
     /// reading and is cut off (false); past half of it, reading pauses.
-    private func admits(_ count: Int) -> Bool {
-        let backlog = queued.count + pipe.writeQueueSize + heldBytes
-        if backlog > maxOutputBufferBytes {
+    private func admits(_ count: Int, holding: Bool = false) -> Bool {
+        let unsent = pipe.writeQueueSize
+        switch state.admit(count, outgoing: queued.count + unsent, unsentInLibUV: unsent, now: pipe.loop.now,
+                           holding: holding) {
+        case .admit:
+            return true
+        case .refuse:
+            return false
+        case .cutOff(let backlog, let held):
             logger.info("Cutting off a client that does not read its answers",
-                        metadata: ["queued.bytes": "\(backlog - heldBytes)", "held.bytes": "\(heldBytes)",
-                                   "limit": "\(maxOutputBufferBytes)"])
+                        metadata: ["queued.bytes": "\(backlog - held)", "held.bytes": "\(held)",
+                                   "limit": "\(state.maxOutputBufferBytes)"])
             close()
             return false
+        case .admitAndPause:
+            pipe.pauseReading()
+            updateLineClock()
+            arm(.stallCheck(everyMilliseconds: ConnectionState.stallCheckMilliseconds))
+            return true
         }
-        if !isReadPaused && state == .active && backlog + count > pauseThreshold {
-            // Answers pile up faster than the client reads them: stop taking
-            // requests until they are out (a pipelining client is slowed down,
-            // not cut off).
-            pause()
-        }
-        return true
     }
 
     func closeAfterAnswer() {
-        closesOnceAnswered = true
+        state.closeAfterAnswer()
     }
 
     func lineContinues() {
-        guard state <= .readClosed, !isLineUnfinished else { return }
-        isLineUnfinished = true
+        guard state.lineContinues() else { return }
         pipe.pauseReading()
         updateLineClock()
     }
 
     func lineFinished() {
-        guard isLineUnfinished else { return }
-        isLineUnfinished = false
-        guard isOpen else { return }
-        if closesOnceAnswered { return closeAfterFlush() }
-        guard !isReadPaused else { return }
-        handleHeldLines()
+        switch state.lineFinished() {
+        case .none: break
+        case .closeAfterFlush: closeAfterFlush()
+        case .handleHeld: handleHeldLines()
+        }
     }
 
     func release(bytes: Int) {
-        heldBytes = max(0, heldBytes - bytes)
+        state.released(bytes)
         account()
     }
 
@@ -397,7 +320,7 @@ final class Connection: RPCPeer {
     private func writeAtOnce(_ message: UnsafeRawBufferPointer, in array: [UInt8]?) {
         do {
             let written = try pipe.tryWrite(message)
-            bytesHanded += written
+            state.handed(written)
             if written == message.count {
                 drained()
                 return
@@ -422,16 +345,12 @@ final class Connection: RPCPeer {
 
     /// Stops reading, writes what is queued (for at most
     /// `timeoutMilliseconds`), then closes.
-    func closeAfterFlush(timeoutMilliseconds: UInt64 = Connection.flushTimeoutMilliseconds) {
-        guard isOpen else { return }
-        state = .closingAfterFlush
+    func closeAfterFlush(timeoutMilliseconds: UInt64 = ConnectionState.flushTimeoutMilliseconds) {
+        guard let deadline = state.closeAfterFlushRequested(timeoutMilliseconds: timeoutMilliseconds) else { return }
         pipe.stopReading()
         flush()
-        guard state != .closed else { return }
-        startTimer(every: 0, after: timeoutMilliseconds) { [unowned self] in
-            logger.debug("Closing connection: queued answers not read in time")
-            close()
-        }
+        guard !state.isClosed else { return }
+        arm(deadline)
     }
 
     /// Hands the queued bytes to the socket: as much as it takes at once
@@ -440,8 +359,7 @@ final class Connection: RPCPeer {
     /// handled, by the ``FlushQueue`` before the loop sleeps, and when a
     /// write completes.
     func flush() {
-        isFlushScheduled = false
-        guard state != .closed, !pipe.isWriting else { return }
+        guard state.flushStarted(isWriting: pipe.isWriting) else { return }
         if queued.isEmpty {
             drained()
             return
@@ -451,7 +369,7 @@ final class Connection: RPCPeer {
             let written = try queued.withBuffers { (buffers) throws(UVError) in
                 try pipe.tryWrite(buffers: UnsafeBufferPointer(buffers))
             }
-            bytesHanded += written
+            state.handed(written)
             if written == queued.count {
                 queued.removeAll()
                 account()
@@ -459,7 +377,7 @@ final class Connection: RPCPeer {
                 return
             }
             queued.removeFirst(written)
-            bytesHanded += queued.count
+            state.handed(queued.count)
             swap(&writing, &queued)
             try writing.withBuffers { (buffers) throws(UVError) in
                 try pipe.write(buffers: buffers) { [unowned self] error in didWrite(error) }
@@ -473,67 +391,27 @@ final class Connection: RPCPeer {
 
     /// Everything sent so far is in the socket.
     private func drained() {
-        if state == .closingAfterFlush {
+        switch state.drained() {
+        case .none:
+            break
+        case .close:
             close()
-        } else if isReadPaused && state == .active && heldBytes <= pauseThreshold {
-            resume()
+        case .resume(let handleHeld):
+            timer?.stop()
+            if handleHeld { handleHeldLines() }
         }
-    }
-
-    /// Stops reading, and watches that the client keeps reading its answers.
-    private func pause() {
-        isReadPaused = true
-        pipe.pauseReading()
-        updateLineClock()
-        var progress = bytesSent
-        var stalledTicks: UInt64 = 0
-        startTimer(every: Self.stallCheckMilliseconds) { [unowned self] in
-            guard isReadPaused, state == .active else { return }
-            if bytesSent != progress {
-                progress = bytesSent
-                stalledTicks = 0
-                return
-            }
-            stalledTicks += 1
-            if stalledTicks * Self.stallCheckMilliseconds >= Self.stallCutOffMilliseconds {
-                logger.info("Cutting off a client that does not read its answers",
-                            metadata: ["queued.bytes": "\(queued.count + pipe.writeQueueSize)",
-                                       "stalled.ms": "\(Self.stallCutOffMilliseconds)"])
-                close()
-            }
-        }
-    }
-
-    /// Bytes the socket has taken so far.
-    private var bytesSent: Int { bytesHanded - pipe.writeQueueSize }
-
-    /// The answers are out: handles the lines held meanwhile (unless they
-    /// fill the buffer again), then reads again; a line still being
-    /// handled does that when it ends (``lineFinished()``).
-    private func resume() {
-        isReadPaused = false
-        timer?.stop()
-        guard !isLineUnfinished else { return }
-        handleHeldLines()
     }
 
     /// Handles the lines held back, in order, until one holds the rest
     /// again; then, all handled, reads again.
     private func handleHeldLines() {
-        while heldStart < heldLines.count, !holdsLines, state <= .readClosed, let handler {
-            let line = heldLines[heldStart]
-            heldLines[heldStart] = []
-            heldStart += 1
-            heldLineBytes -= line.count
+        while let handler, let line = state.nextHeldLine() {
             handler.handle(line: line, from: self)
-            if closesOnceAnswered && !isLineUnfinished { closeAfterFlush() }
+            if state.lineHandled() { closeAfterFlush() }
         }
-        if heldStart == heldLines.count {
-            heldLines.removeAll()
-            heldStart = 0
-        }
+        let resumes = state.heldLinesHandled()
         account()
-        guard !holdsLines, state == .active else { return }
+        guard resumes else { return }
         updateLineClock()
         do {
             try pipe.resumeReading()
@@ -544,7 +422,7 @@ final class Connection: RPCPeer {
     }
 
     private func didWrite(_ error: UVError?) {
-        guard state != .closed else { return }
+        guard !state.isClosed else { return }
         if let error {
             logger.debug("Connection write failed", metadata: ["error": "\(error)"])
             close()
@@ -560,8 +438,8 @@ final class Connection: RPCPeer {
     /// Closes at once; queued bytes are dropped. `connectionClosed` follows
     /// from the close callback.
     func close() {
-        guard state != .closed else { return }
-        state = .closed
+        guard !state.isClosed else { return }
+        let action = state.closed()
         timer?.close()
         timer = nil
         pipe.close()
@@ -571,13 +449,9 @@ final class Connection: RPCPeer {
         // bytes of a write in flight with the connection, once libuv has
         // cancelled the write.
         queued.removeAll(keepingCapacityUpTo: 0)
-        if !isReceiving { framer = LineFramer(maxLineBytes: framer.maxLineBytes) }
-        heldLines = []
-        heldStart = 0
-        heldLineBytes = 0
-        memory.buffered(-bufferedBytes)
-        bufferedBytes = 0
-        updateLineClock()
+        if action.resetsFramer { framer = LineFramer(maxLineBytes: framer.maxLineBytes) }
+        memory.buffered(-action.releasedBytes)
+        if action.stopsLineClock { memory.lineEnded(connectionID) }
         memory.connectionClosed()
     }
 
@@ -585,21 +459,18 @@ final class Connection: RPCPeer {
 
     /// Reports to ``memory`` what this connection buffers now.
     private func account() {
-        guard state != .closed else { return }
-        let now = framer.bufferedByteCount + queued.count + writing.count + heldBytes + heldLineBytes
-        guard now != bufferedBytes else { return }
-        let delta = now - bufferedBytes
-        bufferedBytes = now
-        memory.buffered(delta)
+        let delta = state.buffered(framer.bufferedByteCount + queued.count + writing.count)
+        if delta != 0 { memory.buffered(delta) }
     }
 
     /// Starts or stops the clock on this connection's unfinished line: it
     /// runs while the framer holds the start of a line and reading goes on.
     private func updateLineClock() {
-        let runs = state == .active && !holdsLines && framer.bufferedByteCount > 0
-        guard runs != isLineClockRunning else { return }
-        isLineClockRunning = runs
-        if runs { memory.lineStarted(connectionID) } else { memory.lineEnded(connectionID) }
+        switch state.lineClock(framedBytes: framer.bufferedByteCount) {
+        case .none: break
+        case .start: memory.lineStarted(connectionID)
+        case .stop: memory.lineEnded(connectionID)
+        }
     }
 
     /// Closes at once, telling the client why in one error line when the
@@ -626,7 +497,7 @@ final class Connection: RPCPeer {
     /// finished it: one error line, then the connection closes. The start
     /// of the line is freed at once.
     func lineTimedOut(afterSeconds seconds: Int) {
-        guard state == .active else { return }
+        guard state.isActive else { return }
         logger.info("Closing connection: line not finished in time", metadata: ["timeout.s": "\(seconds)"])
         framer = LineFramer(maxLineBytes: framer.maxLineBytes)
         account()
@@ -636,8 +507,10 @@ final class Connection: RPCPeer {
                         data: ["limit": "lineTimeoutSeconds", "value": .int(seconds), "flag": "--line-timeout"]))
     }
 
-    private func startTimer(every repeatMilliseconds: UInt64, after milliseconds: UInt64? = nil,
-                            _ body: @escaping () -> Void) {
+    // MARK: The timer
+
+    /// Starts the connection's one timer for `purpose`, replacing what it did.
+    private func arm(_ purpose: ConnectionState.Timer) {
         if timer == nil {
             do {
                 timer = try UVTimer(loop: pipe.loop)
@@ -647,8 +520,26 @@ final class Connection: RPCPeer {
                 return
             }
         }
-        timer?.start(afterMilliseconds: milliseconds ?? repeatMilliseconds,
-                     repeatMilliseconds: repeatMilliseconds, body)
+        switch purpose {
+        case .hangUpPoll(let every):
+            timer?.start(afterMilliseconds: every, repeatMilliseconds: every) { [unowned self] in
+                if pipe.peerHasHungUp { close() }
+            }
+        case .stallCheck(let every):
+            timer?.start(afterMilliseconds: every, repeatMilliseconds: every) { [unowned self] in
+                let bytesSent = state.bytesHanded - pipe.writeQueueSize
+                guard state.stallCheck(now: pipe.loop.now, bytesSent: bytesSent) == .cutOff else { return }
+                logger.info("Cutting off a client that does not read its answers",
+                            metadata: ["queued.bytes": "\(queued.count + pipe.writeQueueSize)",
+                                       "stalled.ms": "\(ConnectionState.stallCutOffMilliseconds)"])
+                close()
+            }
+        case .flushDeadline(let after):
+            timer?.start(afterMilliseconds: after, repeatMilliseconds: 0) { [unowned self] in
+                logger.debug("Closing connection: queued answers not read in time")
+                close()
+            }
+        }
     }
 }
 

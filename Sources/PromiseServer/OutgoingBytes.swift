@@ -50,6 +50,12 @@ final class OutgoingBytes {
     private(set) var count = 0
     /// An empty block kept from the last ``removeAll(keepingCapacityUpTo:)``.
     private var spare: UVWriteBuffer?
+    /// The buffer descriptions of the last ``withBuffers(_:)`` of several
+    /// segments, emptied, its capacity kept for the next.
+    private var scratch: [uv_buf_t] = []
+    /// The scratch array keeps its capacity up to this many descriptions
+    /// (what one `sendmsg` takes, 16 KB): a rare longer flush does not pin more.
+    static let keptScratchBuffers = UVPipe.maxBuffersPerCall
 
     var isEmpty: Bool { count == 0 }
 
@@ -130,7 +136,15 @@ final class OutgoingBytes {
                 try body(UnsafeMutableBufferPointer(start: pointer, count: 1))
             }
         }
+        // The descriptions go in a scratch array kept from one call to the
+        // next: a flush of several segments makes no allocation. It is
+        // taken out for the call, so `body` may use this queue.
         var buffers: [uv_buf_t] = []
+        swap(&buffers, &scratch)
+        defer {
+            buffers.removeAll(keepingCapacity: buffers.capacity <= Self.keptScratchBuffers)
+            swap(&buffers, &scratch)
+        }
         buffers.reserveCapacity(segments.count - first)
         for index in first..<segments.count { buffers.append(buffer(at: index)) }
         return try buffers.withUnsafeMutableBufferPointer { (pointer) throws(Failure) in try body(pointer) }

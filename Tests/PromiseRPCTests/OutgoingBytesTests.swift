@@ -82,4 +82,18 @@ struct OutgoingBytesTests {
         Array("again".utf8).withUnsafeBytes { queue.append($0) }
         #expect(contents(queue) == Array("again".utf8))
     }
+
+    @Test("the descriptions of several segments go in a scratch array kept from one flush to the next")
+    func severalSegmentsReuseTheScratchArray() {
+        let queue = OutgoingBytes()
+        let long = [UInt8](repeating: 1, count: OutgoingBytes.sharedFrom)
+        for _ in 0..<3 { queue.append(shared: long[...]) }
+        let first = queue.withBuffers { UnsafeRawPointer($0.baseAddress) }
+        // Takes the memory a freed array would have left for the next call.
+        let blocker = [uv_buf_t](repeating: uv_buf_t(), count: 3)
+        let second = queue.withBuffers { UnsafeRawPointer($0.baseAddress) }
+        #expect(first == second)
+        #expect(blocker.count == 3)
+        #expect(bufferCount(queue) == 3)
+    }
 }

@@ -65,12 +65,19 @@ struct ServerHandlerEvents {
     var lines: [String] = []
     /// False if any handler call happened off the loop thread.
     var allOnLoopThread = true
+    /// The last message `shared SIZE` sent, and where its bytes are.
+    var shared: [UInt8]?
+    var sharedBase: UnsafeRawPointer?
 }
 
 /// A fake RPCHandler: echoes each line, plus a few commands for the tests.
 ///
 /// - `flood N SIZE`: sends N messages of SIZE bytes.
 /// - `later MS TEXT`: sends TEXT after MS milliseconds (a loop timer).
+/// - `numbered N SIZE`: sends N messages of SIZE bytes, each a new array
+///   starting with its index in five digits.
+/// - `shared SIZE`: sends one message of SIZE bytes and keeps its array in
+///   the events, to tell when the connection lets go of it.
 final class ServerEchoHandler: RPCHandler {
     let events: ServerLocked<ServerHandlerEvents>
     let services: any LoopServices
@@ -106,6 +113,20 @@ final class ServerEchoHandler: RPCHandler {
             let count = Int(words[1])!
             let message = [UInt8](repeating: 0x78, count: Int(words[2])!) + [newline]
             for _ in 0..<count where peer.send(message) {}
+        case "numbered":
+            let size = Int(words[2])!
+            for index in 0..<Int(words[1])! {
+                let prefix = Array(String(100_000 + index).utf8.dropFirst())
+                guard peer.send(prefix + [UInt8](repeating: 0x79, count: size - 6) + [newline]) else { break }
+            }
+        case "shared":
+            let message = [UInt8](repeating: 0x73, count: Int(words[1])! - 1) + [newline]
+            let base = message.withUnsafeBytes { $0.baseAddress }
+            events.update {
+                $0.shared = message
+                $0.sharedBase = base
+            }
+            peer.send(message)
         case "later":
             let reply = Array((words.count > 2 ? words[2] : "").utf8) + [newline]
             timers.append(services.schedule(afterMilliseconds: UInt64(words[1])!) {
