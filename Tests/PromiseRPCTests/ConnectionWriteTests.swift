@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PromiseModel
 @testable import PromiseRPC
 @testable import PromiseServer
 import Testing
