@@ -14,10 +14,15 @@ final class ConnectionMemory {
     /// heap, so a churn of frees must not turn into a trim per loop turn.
     static let trimIntervalMilliseconds: UInt64 = 1_000
     /// How many times its own duration a trim waits after the one before:
-    /// on a large heap, fragmented by hours of churn, one trim holds the
-    /// loop for a tenth of a second or more, and trims may take at most
-    /// about one percent of the loop's time.
+    /// a trim's cost grows with the heap and its fragments, not with what
+    /// it gives back, so trims are spaced by what they cost, to take about
+    /// one percent of the loop's time (docs/PERFORMANCE.md).
     static let trimCostFactor: UInt64 = 100
+
+    /// When the trim after one that ran at `now` and took `tookMilliseconds` may run.
+    static func nextTrimAllowed(now: UInt64, tookMilliseconds: UInt64) -> UInt64 {
+        now + max(trimIntervalMilliseconds, tookMilliseconds * trimCostFactor)
+    }
     /// Connections closed since the last trim that make one worth it: each
     /// leaves a few kilobytes of small allocations behind, and a flood of
     /// connections leaves them by the hundred thousand.
@@ -135,7 +140,7 @@ final class ConnectionMemory {
             closesSinceTrim = 0
             let took = HeapTrim.returnFreeMemory()
             let tookMilliseconds = UInt64(took / .milliseconds(1))
-            nextTrimAllowed = loop.now + max(Self.trimIntervalMilliseconds, tookMilliseconds * Self.trimCostFactor)
+            nextTrimAllowed = Self.nextTrimAllowed(now: loop.now, tookMilliseconds: tookMilliseconds)
             if tookMilliseconds >= 20 {
                 logger.info("Gave free memory back to the system",
                             metadata: ["took.ms": "\(tookMilliseconds)",
