@@ -72,9 +72,11 @@ struct PromiseConnectionReconnectTests {
         defer { remote.close() }
         try await remote.create("job")
         let mirror = remote.promise("job", as: Int.self)
+        // Watching from here, not from inside the task, which may start only after the restart.
+        let watch = remote.watch(["job"])
         let events = Task {
             var seen: [PromiseEvent] = []
-            for try await event in remote.watch(["job"]) { seen.append(event) }
+            for try await event in watch { seen.append(event) }
             return seen
         }
         _ = try await remote.call("info")
