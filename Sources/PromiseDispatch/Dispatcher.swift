@@ -233,6 +233,20 @@ public final class Dispatcher: RPCHandler {
                             }
                         }
                     }
+                case .page(let page)?:
+                    let now = registry.now()
+                    let maxChildren = limits.maxRecordChildren
+                    let registry = self.registry
+                    answers.sendRecordResult(id: id) { text in
+                        text.append(#"{"cursor":"#)
+                        if let cursor = page.cursor { JSONValue.writeString(String(cursor), to: &text) } else { text.append("null") }
+                        text.append(#","promises":["#)
+                        for (index, entry) in page.promises.enumerated() {
+                            if index > 0 { text.append(UInt8(ascii: ",")) }
+                            entry.writeRecord(now: now, maxChildren: maxChildren, valueText: registry.valueText(of: entry), to: &text)
+                        }
+                        text.append("]}")
+                    }
                 case nil: break
                 }
             }
@@ -264,6 +278,8 @@ public final class Dispatcher: RPCHandler {
         case value(JSONValue)
         /// The record of this promise, taken when the answer is made.
         case record(RemotePromise)
+        /// `{"cursor","promises"}`: the page's cursor and its promises' records, taken when the answer is made.
+        case page(ListPage)
     }
 
     /// ``turnBudget``, started now: the slice of a request sent on its own.
@@ -297,7 +313,7 @@ public final class Dispatcher: RPCHandler {
         case .cancel: .record(try registry.cancel(id: params.promiseID("id")))
         case .cancelPrefix: .value(try registry.cancelPrefix(CancelPrefixCommand(decoding: params), slice: turnBudget).json)
         case .get: .record(try registry.get(id: params.promiseID("id")))
-        case .list: .value(try registry.list(ListQuery(decoding: params), maxBytes: room, slice: slice))
+        case .list: .page(try registry.list(ListQuery(decoding: params), maxBytes: room, slice: slice))
         case .wait:
             try registry.wait(id: params.promiseID("id"), timeout: params.milliseconds("timeoutMs"), call())
                 .map(Reply.record)

@@ -48,6 +48,17 @@ struct DistinctInputs {
             positions: distinct.count == inputs.count ? nil : positions, distinctCount: distinct.count)
     }
 
+    /// How many input positions there are (the request's mentions).
+    var mentionCount: Int { spreading.positions?.count ?? entries.count }
+
+    /// For each of ``entries``, how many input positions name it.
+    var mentionsPerEntry: [Int] {
+        guard let positions = spreading.positions else { return Array(repeating: 1, count: entries.count) }
+        var counts = Array(repeating: 0, count: entries.count)
+        for index in positions { counts[index] += 1 }
+        return counts
+    }
+
     /// For each input position, the index of its distinct input; kept by
     /// the handlers that spread a combinator's result, without its inputs.
     struct Spreading: Sendable {

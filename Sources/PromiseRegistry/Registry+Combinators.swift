@@ -25,9 +25,10 @@ extension Registry {
         try reserve()
 
         let (kind, policy, stopOnFailure) = (command.kind, command.policy, command.stopOnFailure)
+        let distinct = DistinctInputs(inputs, promise: promise(of:))
         let entry = register(
-            combined(kind, policy: policy, stopOnFailure: stopOnFailure, inputs, id: id),
-            id: id, kind: .combinator(kind), inputIDs: ids, inputs: inputs, name: command.name)
+            combined(kind, policy: policy, stopOnFailure: stopOnFailure, distinct, id: id),
+            id: id, kind: .combinator(kind), inputIDs: ids, inputs: distinct, name: command.name)
         entry.policy = policy
         entry.stopOnFailure = stopOnFailure
         return entry
@@ -45,7 +46,13 @@ extension Registry {
     func combined(
         _ method: CombinatorKind, policy: AllPolicy?, stopOnFailure: Bool = false, _ inputs: [RemotePromise], id: String
     ) -> Promise<JSONValue> {
-        let distinct = DistinctInputs(inputs, promise: promise(of:))
+        combined(method, policy: policy, stopOnFailure: stopOnFailure, DistinctInputs(inputs, promise: promise(of:)), id: id)
+    }
+
+    /// ``combined(_:policy:stopOnFailure:_:id:)`` over inputs found distinct already.
+    private func combined(
+        _ method: CombinatorKind, policy: AllPolicy?, stopOnFailure: Bool, _ distinct: DistinctInputs, id: String
+    ) -> Promise<JSONValue> {
         let promises = distinct.promises
         let spreading = distinct.spreading
         let limits = limits
@@ -57,7 +64,7 @@ extension Registry {
         }
         switch method {
         case .any:
-            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), inputs, spreading, limits, id: id)
+            return Self.boundingReasons(of: Promise<JSONValue>.any(promises), distinct, limits, id: id)
         case .race:
             return Promise<JSONValue>.race(promises)
         case .allSettled:
@@ -76,7 +83,7 @@ extension Registry {
                 }
             case .allErrors:
                 let all = Promise<JSONValue>.all(promises, policy: .allErrors).then(on: .inline) { try capped($0) }
-                return Self.boundingReasons(of: all, inputs, spreading, limits, id: id)
+                return Self.boundingReasons(of: all, distinct, limits, id: id)
             case .ignoreErrors:
                 // Over repeated inputs, which value is whose takes the outcome of each.
                 guard spreading.repeats else {
@@ -188,10 +195,10 @@ extension Registry {
     /// `combined`, whose reason when every input failed (`any`) or some did
     /// (`all-errors`) lists the inputs' reasons, bounded in depth and bytes.
     private static func boundingReasons(
-        of combined: Promise<JSONValue>, _ inputs: [RemotePromise], _ spreading: DistinctInputs.Spreading,
-        _ limits: DaemonLimits, id: String
+        of combined: Promise<JSONValue>, _ inputs: DistinctInputs, _ limits: DaemonLimits, id: String
     ) -> Promise<JSONValue> {
-        let inputIDs = inputs.map(\.id)
+        let spreading = inputs.spreading
+        let inputIDs = spreading.spread(inputs.entries.map(\.id))
         return combined.recover(on: .inline) { error throws -> JSONValue in
             guard error is AggregateError else { throw error }
             throw RemoteRejection(describing: spreading.spread(error), inputIDs: inputIDs, origin: id)

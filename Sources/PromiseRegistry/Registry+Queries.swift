@@ -17,11 +17,10 @@ extension Registry {
         try entry(id)
     }
 
-    /// `list` →
-    /// `{"promises":[record…],"cursor":string|null}`, in creation order. The
-    /// cursor is opaque; pass it back to get the next page; null means done.
+    /// `list` → a page of promises, in creation order. Its cursor is a
+    /// position to pass back to get the next page; nil means done.
     /// A call looks at no more than `limit` + ``listScanAllowance`` promises,
-    /// so a page may come back short (even empty) with a cursor: only a null
+    /// so a page may come back short (even empty) with a cursor: only a nil
     /// cursor says that nothing more matches. A page also ends before its
     /// records would pass `maxValueBytes` (it holds at least one), so that a
     /// page of large values is as bounded as one record. The prefix is
@@ -31,7 +30,7 @@ extension Registry {
     /// once the batch's `slice` of the loop turn is spent (it holds at least
     /// one record), so that a batch of `list` calls yields the loop between
     /// its pages rather than in the middle of none.
-    package func list(_ query: ListQuery, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> JSONValue {
+    package func list(_ query: ListQuery, maxBytes: Int? = nil, slice: TurnBudget? = nil) throws(RegistryError) -> ListPage {
         let prefix = query.prefix
         let state = query.state
         let limit = query.limit
@@ -63,7 +62,7 @@ extension Registry {
     /// gives the promise there (nil once dropped) and the position a cursor
     /// names it by; the next page starts after the cursor's position.
     ///
-    /// A page holds at most `maxValueBytes` of records, and at most
+    /// A page holds at most `maxValueBytes` of record text, and at most
     /// `maxBytes` when given (the room left in a batch's answer), but always
     /// one record when there is one: a batch of a thousand `list` calls
     /// makes at most its answer's bound of records, not a thousand full pages.
@@ -72,12 +71,13 @@ extension Registry {
         count: Int, from start: Int, limit: Int, maxBytes: Int?, slice: TurnBudget?,
         filter: (RemotePromise) -> Bool,
         candidate: (Int) -> (RemotePromise?, Int)
-    ) -> JSONValue {
+    ) -> ListPage {
         // What the answer adds around the page: its envelope, the cursor.
         let bound = min(limits.maxValueBytes, maxBytes.map { $0 - 128 } ?? .max)
-        var page: [JSONValue] = []
+        let (now, maxChildren) = (now(), limits.maxRecordChildren)
+        var page: [RemotePromise] = []
         var pageBytes = 0
-        var next: JSONValue = .null
+        var next: Int?
         var index = start
         let scanEnd = start.addingReportingOverflow(limit + Self.listScanAllowance)
         let end = scanEnd.overflow ? count : min(count, scanEnd.partialValue)
@@ -87,29 +87,33 @@ extension Registry {
             guard let entry = found, !entry.isRemoved, filter(entry) else { continue }
             // One more match exists: when the page is full, or this record
             // would take it past the bound, another page follows.
+            // Its record and the comma after it; a value past the room left is not written to learn so.
             var bytes = 0
-            var made: JSONValue?
             if page.count < limit {
-                let record = record(entry)
-                bytes = record.serializedByteCount(upTo: max(0, bound - pageBytes) + 1) + 1
-                if page.isEmpty || pageBytes + bytes <= bound { made = record }
+                let room = max(0, bound - pageBytes)
+                if page.isEmpty || valueByteCount(of: entry, upTo: room + 1) <= room {
+                    let valueText = valueText(of: entry)
+                    bytes = 1 + JSONTextBuffer.byteCount {
+                        entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
+                    }
+                }
             }
-            guard let made else {
-                next = .string(String(position - 1))
+            guard bytes > 0, page.isEmpty || pageBytes + bytes <= bound else {
+                next = position - 1
                 break
             }
             pageBytes += bytes
-            page.append(made)
+            page.append(entry)
             if let slice, index < end, slice.isSpent {
-                next = .string(String(position))
+                next = position
                 break
             }
         }
         // Stopped by the allowance, not by a full page: go on after the last one looked at.
-        if next == .null && index < count && index == end {
-            next = .string(String(candidate(index - 1).1))
+        if next == nil && index < count && index == end {
+            next = candidate(index - 1).1
         }
-        return ["promises": .array(page), "cursor": next]
+        return ListPage(promises: page, cursor: next)
     }
 
     /// The position in `order` of the first promise created after sequence

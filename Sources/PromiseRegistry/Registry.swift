@@ -338,7 +338,7 @@ public final class Registry {
     @discardableResult
     func register(
         _ promise: Promise<JSONValue>?, id: String, kind: RemotePromise.Kind, parentID: String? = nil,
-        inputIDs: [String]? = nil, inputs: [RemotePromise]? = nil, name: String? = nil,
+        inputIDs: [String]? = nil, inputs: DistinctInputs? = nil, name: String? = nil,
         restoring stored: StoredPromise? = nil
     ) -> RemotePromise {
         // Read once: each `stored?.member`, `if let stored` and `stored == nil`
@@ -360,11 +360,8 @@ public final class Registry {
         order.append(entry)
         if let parentID { entries[parentID]?.childIDs.append(id) }
         if let inputs {
-            assert(inputs.count == inputIDs?.count, "one entry per input id")
-            var seen = Set<ObjectIdentifier>()
-            for input in inputs where input !== entry && seen.insert(ObjectIdentifier(input)).inserted {
-                input.addConsumer(id)
-            }
+            assert(inputs.mentionCount == inputIDs?.count, "one position per input id")
+            for input in inputs.entries where input !== entry { input.addConsumer(id) }
         } else if let inputIDs {
             var seen = Set<String>()
             for inputID in inputIDs where seen.insert(inputID).inserted {
@@ -381,7 +378,7 @@ public final class Registry {
             return entry
         }
         if let inputs {
-            for input in inputs { input.addDependents(1) }
+            for (input, mentions) in zip(inputs.entries, inputs.mentionsPerEntry) { input.addDependents(mentions) }
         }
         countDependencies(of: entry, by: 1, inputsCounted: inputs != nil)
         if let promise { observeSettlement(of: entry, promise) }

@@ -23,6 +23,27 @@ struct RegistryListInfoTests {
         #expect(result["promises"]?.arrayValue?.first?["state"] == "pending")
     }
 
+    @Test("list gives each promise the record get gives, values, children and details included, and a string cursor")
+    func listRecordsAreGetRecords() {
+        let harness = RPCHarness()
+        let peer = harness.connect()
+        harness.call("create", ["id": "plain"], from: peer)
+        harness.call("create", ["id": "named", "name": "the build"], from: peer)
+        harness.call("resolve", ["id": "named", "value": ["files": [1, 2, 3], "big": .string(String(repeating: "x", count: 5_000))]], from: peer)
+        harness.call("then", ["id": "named", "childId": "child"], from: peer)
+        harness.call("reject", ["id": "plain", "message": "no"], from: peer)
+        let page = harness.call("list", ["limit": 2], from: peer)
+        #expect(ids(page) == ["plain", "named"])
+        #expect(page["cursor"]?.stringValue != nil)
+        let rest = harness.call("list", ["cursor": page["cursor"] ?? .null], from: peer)
+        #expect(rest["cursor"] == .null)
+        let records = (page["promises"]?.arrayValue ?? []) + (rest["promises"]?.arrayValue ?? [])
+        #expect(records.count == 3)
+        for record in records {
+            #expect(record == harness.call("get", ["id": record["id"] ?? .null], from: peer))
+        }
+    }
+
     @Test("list filters by state and prefix")
     func listFilters() {
         let harness = RPCHarness()
