@@ -61,15 +61,6 @@ struct LeaseState: Hashable, Sendable {
         self.holder = holder
     }
 
-    /// The view of a promise's stored flag and holder.
-    init(leased: Bool, holder: UInt64?) {
-        if let holder {
-            self.holder = .held(holder)
-        } else {
-            self.holder = leased ? .unclaimed : .none
-        }
-    }
-
     /// Whether the promise was made or taken with a lease (stored, shown in its record).
     var isLeased: Bool { holder != .none }
 

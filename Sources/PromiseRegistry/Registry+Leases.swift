@@ -18,7 +18,7 @@ extension Registry {
     /// holder until one takes it, within the grace (``leaseGraceMilliseconds``).
     package func lease(id: String, _ call: RegistryCall) throws(RegistryError) -> RemotePromise {
         let entry = try entry(id)
-        var lease = LeaseState(leased: entry.lease, holder: entry.leaseHolder)
+        var lease = entry.leaseState
         let holderIsOpen = lease.holderID.map { sessions[$0] != nil } ?? false
         switch lease.take(by: call.connectionID, isPending: entry.isPending, holderIsOpen: holderIsOpen) {
         case .alreadySettled:
@@ -28,12 +28,9 @@ extension Registry {
         case .refused(let holder):
             throw .leasedByAnother(id: entry.id, holder: holder)
         case .taken(let storesFlag):
-            if storesFlag {
-                entry.lease = true
-                // The flag is stored: a restart must know the promise waits for its holder.
-                journal?.touch(entry.id)
-            }
-            entry.leaseHolder = call.connectionID
+            entry.leaseState = lease
+            // The flag is stored: a restart must know the promise waits for its holder.
+            if storesFlag { journal?.touch(entry.id) }
             sessions[call.connectionID]?.leases.insert(entry.id)
             logger.debug("Lease taken", metadata: ["promise.id": "\(entry.id)", "connection.id": "\(call.connectionID)"])
             return entry
@@ -70,6 +67,6 @@ extension Registry {
 
     /// What the end of the grace after a restart does to `entry`'s lease.
     private static func graceEnds(_ entry: RemotePromise) -> LeaseState.EndAction {
-        LeaseState(leased: entry.lease, holder: entry.leaseHolder).graceEnded(isPending: entry.isPending)
+        entry.leaseState.graceEnded(isPending: entry.isPending)
     }
 }

@@ -21,8 +21,7 @@ extension Registry {
             armTimeout(entry, afterMilliseconds: timeout)
         }
         if command.lease {
-            entry.lease = true
-            entry.leaseHolder = connectionID
+            entry.leaseState.created(by: connectionID)
             sessions[connectionID]?.leases.insert(id)
         }
         return entry

@@ -186,11 +186,10 @@ extension Registry {
             }
         case .created:
             entry = register(Promise(), id: stored.id, kind: .created, name: stored.name, restoring: stored)
-            if stored.lease && leaseGraceMilliseconds == 0 {
-                rejection = restartedLeaseExpired()
-            }
         }
-        fill(entry, from: stored)
+        if fill(entry, from: stored) == .rejectNow {
+            rejection = rejection ?? restartedLeaseExpired()
+        }
         if let progress = stored.progress {
             entry.reportedProgress = progress
             promise(of: entry).reportProgress(progress)
@@ -227,14 +226,16 @@ extension Registry {
         return (entry, nil)
     }
 
-    /// The fields a stored promise carries that ``register`` does not set.
-    func fill(_ entry: RemotePromise, from stored: StoredPromise) {
+    /// The fields a stored promise carries that ``register`` does not set;
+    /// what the restart does to its lease.
+    @discardableResult
+    func fill(_ entry: RemotePromise, from stored: StoredPromise) -> LeaseState.RestoreAction {
         entry.policy = stored.policy
         entry.stopOnFailure = stored.stopOnFailure
         entry.progressMessage = stored.progressMessage
         entry.timeoutMilliseconds = stored.timeoutMilliseconds
         entry.deadline = stored.deadline
-        entry.lease = stored.lease
+        let lease = entry.leaseState.restored(leased: stored.lease, graceMilliseconds: leaseGraceMilliseconds)
         if entry.job == nil, let argv = stored.exec {
             // A settled exec child keeps showing its command; it has nothing left to run.
             let job = ExecJob(spec: ProcessSpec(argv: argv, cwd: stored.cwd, env: stored.env ?? [:]))
@@ -248,6 +249,7 @@ extension Registry {
             job.launched = job.launched ?? stored.started
             job.exitStatus = job.exitStatus ?? stored.exitStatus
         }
+        return lease
     }
 
     /// A promise settled as `stored` says: its value, its reason, or cancelled.

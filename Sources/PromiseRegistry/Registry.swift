@@ -193,9 +193,10 @@ public final class Registry {
             removeWaiter(waiter)
         }
         releasePools(of: connectionID)
-        guard !isStopping else { return }
         for id in session.leases.sorted() {
-            guard let entry = entries[id] else { continue }
+            guard let entry = entries[id], entry.isPending,
+                  entry.leaseState.holderClosed(connectionID, daemonStopping: isStopping) == .reject
+            else { continue }
             let rejection = RemoteRejection(
                 message: "lease expired: the connection that created it closed",
                 data: ["connection": .int(Int(clamping: connectionID))], origin: id)
@@ -590,7 +591,7 @@ public final class Registry {
         entry.compact()
         countDependencies(of: entry, by: -1)
         if entry.parentID != nil { shareParentValue(entry) } else if entry.isCombinator { shareInputValues(entry) }
-        if let holder = entry.leaseHolder { sessions[holder]?.leases.remove(entry.id) }
+        if let holder = entry.leaseState.settled() { sessions[holder]?.leases.remove(entry.id) }
         if !logBook.isEmpty { logSettled(entry) }
         if logsDebug { logger.debug("Promise settled", metadata: ["promise.id": "\(entry.id)", "promise.state": "\(entry.state)"]) }
         // Most promises have neither waiters nor subscribers: no record to

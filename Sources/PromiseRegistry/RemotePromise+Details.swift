@@ -33,10 +33,8 @@ extension RemotePromise {
         /// An `all` that gives up its other inputs once one fails (Registry+StopOnFailure).
         var stopOnFailure = false
         var timeoutTimer: (any ScheduledTimer)?
-        /// The connection whose closing rejects this promise while pending.
-        var leaseHolder: UInt64?
-        /// Made with `lease: true` (its holder may be gone: a restart ends every lease).
-        var lease = false
+        /// Its lease: whether it has one, and which connection holds it.
+        var lease = LeaseState()
         /// The command of a `then … exec` child.
         var job: ExecJob?
         /// The stdin line its `exec` children's commands share, while any holds it.
@@ -58,7 +56,7 @@ extension RemotePromise {
             let labels = name == nil && progressMessage == nil && policy == nil && !stopOnFailure
             let progress = reportedProgress == nil && finalProgress == nil
             let timing = timeoutMilliseconds == nil && deadline == nil && timeoutTimer == nil
-            let holding = leaseHolder == nil && !lease && job == nil && execInput == nil
+            let holding = !lease.isLeased && job == nil && execInput == nil
             return links && labels && progress && timing && holding && valueText == nil && core == nil
         }
     }
@@ -153,15 +151,14 @@ extension RemotePromise {
         set { set(\.timeoutTimer, newValue) }
     }
 
-    var leaseHolder: UInt64? {
-        get { details?.leaseHolder }
-        set { set(\.leaseHolder, newValue) }
+    /// Its lease; every change goes through ``LeaseState``'s events.
+    var leaseState: LeaseState {
+        get { details?.lease ?? LeaseState() }
+        set { if newValue.isLeased || details != nil { writableDetails.lease = newValue } }
     }
 
-    var lease: Bool {
-        get { details?.lease ?? false }
-        set { if newValue || details != nil { writableDetails.lease = newValue } }
-    }
+    /// Made or taken with a lease (stored, shown in its record; its holder may be gone).
+    var lease: Bool { details?.lease.isLeased ?? false }
 
     var job: ExecJob? {
         get { details?.job }

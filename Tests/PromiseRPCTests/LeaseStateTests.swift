@@ -71,13 +71,16 @@ struct LeaseStateTests {
         #expect(LeaseState().graceEnded(isPending: true) == .none)
     }
 
-    @Test("the view of a promise's stored flag and holder")
-    func viewOfStoredFields() {
-        #expect(LeaseState(leased: false, holder: nil).holder == .none)
-        #expect(LeaseState(leased: true, holder: nil).holder == .unclaimed)
-        #expect(LeaseState(leased: true, holder: 5).holder == .held(5))
-        #expect(LeaseState(leased: true, holder: 5).holderID == 5)
-        #expect(LeaseState(leased: true, holder: nil).holderID == nil)
+    @Test("only a held lease names a holder; a restored one is leased with none")
+    func holderOfEachState() {
+        var lease = LeaseState()
+        #expect(lease.holderID == nil && !lease.isLeased)
+        lease.created(by: 5)
+        #expect(lease.holderID == 5 && lease.isLeased)
+        #expect(lease.restored(leased: true, graceMilliseconds: 1) == .awaitHolder)
+        #expect(lease.holderID == nil && lease.isLeased)
+        #expect(lease.restored(leased: false, graceMilliseconds: 1) == .none)
+        #expect(!lease.isLeased)
     }
 
     @Test("creating a lease twice is a precondition failure")

@@ -121,4 +121,30 @@ struct RegistryLeaseTests {
         #expect(record["reason"]?["message"] == "lease expired: the daemon restarted")
         #expect(record["reason"]?["data"] == nil)
     }
+
+    @Test("a then child and a combinator taken with the lease method end at a restart as a created promise does",
+          arguments: [UInt64(0), 3_000])
+    func leasedChildrenEndAtRestart(grace: UInt64) throws {
+        let store = MemoryPromiseStore()
+        let first = RPCHarness(store: store)
+        let peer = first.connect()
+        first.call("create", ["id": "parent"], from: peer)
+        first.call("then", ["id": "parent", "childId": "child"], from: peer)
+        first.call("all", ["id": "both", "ids": ["parent", "child"]], from: peer)
+        first.call("lease", ["id": "child"], from: peer)
+        first.call("lease", ["id": "both"], from: peer)
+        let second = try restart(from: store, grace: grace)
+        let client = second.connect()
+        if grace > 0 {
+            #expect(second.state("child", from: client) == "pending")
+            second.loop.advance(by: grace)
+            second.settleStore()
+        }
+        for id in ["child", "both"] {
+            let record = second.record(id, from: client)
+            #expect(record["state"] == "rejected")
+            #expect(record["reason"]?["message"] == "lease expired: the daemon restarted")
+        }
+        #expect(second.state("parent", from: client) == "pending")
+    }
 }
