@@ -26,8 +26,9 @@ import PromiseStore
 ///
 /// ```swift
 /// let registry = Registry(limits: DaemonLimits(), services: loop, executor: loopExecutor, logger: logger)
-/// let dispatcher = Dispatcher(registry: registry, limits: registry.limits, logger: logger)
-/// server.handler = dispatcher
+/// registry.connect(peer)                                 // a connection, as a RegistryPeer
+/// let job = try registry.create(CreateCommand(id: "build"), connectionID: peer.connectionID)
+/// _ = try registry.resolve(ResolveCommand(promise: .id("build"), value: 42))
 /// ```
 public final class Registry {
     /// The bounds it enforces (maxPromises, subscriptions and waiters per

@@ -3,13 +3,12 @@ import PromiseJSON
 /// Why the registry refuses a request: the promise is missing or settled, an
 /// argument is wrong, a limit is reached, or the caller may not do it.
 ///
-/// The registry throws these and nothing else; the wire side gives each its
-/// JSON-RPC code and `data` (docs/PROTOCOL.md, "Errors"). ``message`` is the
-/// text a client reads, the same on every wire.
+/// The registry throws these and nothing else; whoever serves it gives each
+/// its code and data (docs/PROTOCOL.md, "Errors"). ``message`` is the text a
+/// client reads, whatever carries it.
 ///
 /// ```swift
-/// throw RegistryError.noSuchPromise(id: "build")
-/// // on the wire: {"code":-32001,"message":"no promise with id \"build\"","data":{"id":"build"}}
+/// throw RegistryError.noSuchPromise(id: "build")   // message: no promise with id "build"
 /// ```
 public enum RegistryError: Error, Sendable, Hashable {
     /// No promise has this id.
