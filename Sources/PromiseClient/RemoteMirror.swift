@@ -6,8 +6,9 @@ import Synchronization
 /// The watcher behind ``PromiseConnection/promise(_:as:cancellingRemote:)``:
 /// settles its local promise as the daemon's settles, once, and stops
 /// watching (or cancels the daemon's too) when the local one is cancelled.
-/// It holds what its cancel handler needs, so that the handler captures it alone.
-final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
+/// It observes its local promise itself (``PromiseSettlementObserver``), so
+/// a pending mirror holds no cancel handler of its own.
+final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher, PromiseSettlementObserver {
     let promise = Promise<Value>()
     private let id: String
     private let core: ConnectionCore
@@ -27,10 +28,13 @@ final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
     /// Subscribes, then listens for a local cancel.
     func start() {
         core.watch([id], watcher: self, id: watcherID)
-        promise.onCancel(on: .inline) { [self] in cancelledLocally() }
+        promise.notifySettlement(to: self)
     }
 
-    private func cancelledLocally() {
+    /// The local promise settled: when cancelled (here or by the daemon),
+    /// the mirror stops watching.
+    func promiseSettled() {
+        guard promise.isCancelled else { return }
         core.endWatch(watcherID, ids: [id])
         if cancellingRemote && !cancelledByRemote.load(ordering: .acquiring) {
             core.send("cancel", RemoteRequests.id(id))
