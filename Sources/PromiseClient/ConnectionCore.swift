@@ -18,7 +18,7 @@ import Synchronization
 /// away, that thread also waits out the policy's delays and connects again.
 final class ConnectionCore: Sendable {
     typealias Responder = @Sendable (Result<JSONValue, PromiseConnectionError>) -> Void
-    typealias Machine = ConnectionStateMachine<Responder, any RemoteWatcher>
+    typealias Machine = ConnectionStateMachine<Responder, RemoteWatcherReference>
 
     /// The longest line accepted from the daemon: a longer one ends the connection.
     static let maxLineBytes = 256 << 20
@@ -111,7 +111,7 @@ final class ConnectionCore: Sendable {
     /// Tells `watcher` (known by `watcherID`) of the settlement and progress of `ids`.
     func watch(_ ids: [String], watcher: any RemoteWatcher, id watcherID: Int) {
         let action = state.withLock { state -> Machine.WatchAction in
-            let action = state.machine.watchStarted(watcher, id: watcherID, ids: ids)
+            let action = state.machine.watchStarted(RemoteWatcherReference(watcher), id: watcherID, ids: ids)
             if case .write(let line) = action { state.outbox.append(contentsOf: line) }
             return action
         }
@@ -357,13 +357,13 @@ final class ConnectionCore: Sendable {
         case .answer(.respond(let responder, let result)):
             responder(result)
         case .answer(.failWatchers(let watchers, let error)), .notification(.failWatchers(let watchers, let error)):
-            for watcher in watchers { watcher.failed(error) }
+            for reference in watchers { reference.watcher.failed(error) }
         case .notification(.settled(let record, let watchers, let finished)):
-            for watcher in watchers { watcher.settled(record) }
-            for watcher in finished { watcher.finished() }
+            for reference in watchers { reference.watcher.settled(record) }
+            for reference in finished { reference.watcher.finished() }
         case .notification(.progress(let id, let fraction, let message, let watchers)),
              .answer(.progress(let id, let fraction, let message, let watchers)):
-            for watcher in watchers { watcher.progressed(id: id, fraction: fraction, message: message) }
+            for reference in watchers { reference.watcher.progressed(id: id, fraction: fraction, message: message) }
         case .dropped(let method, let id):
             logger.trace("dropped a notification nothing watches", metadata: ["method": "\(method)", "id": "\(id ?? "")"])
         case .answer(.none), .notification(.none):
@@ -373,7 +373,7 @@ final class ConnectionCore: Sendable {
 
     private func perform(_ end: Machine.EndAction) {
         for responder in end.responders { responder(.failure(end.error)) }
-        for watcher in end.watchers { watcher.failed(end.error) }
+        for reference in end.watchers { reference.watcher.failed(end.error) }
     }
 
     /// The index of the first "\n" in `bytes` at or after `start`.

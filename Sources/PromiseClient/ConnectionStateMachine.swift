@@ -107,13 +107,15 @@ struct ConnectionStateMachine<Responder, Watcher> {
         var watcher: Watcher
     }
 
-    /// The local watchers of one id, and the `subscribe` request that subscribed it.
+    /// The first local watcher of one id, and the `subscribe` request that subscribed it.
     ///
     /// A watcher of one id (a mirror, a wait: nearly all of them) lives here
     /// alone, in the one table entry of its id; a watcher of several ids is
-    /// also in ``multiWatches``.
+    /// also in ``multiWatches``. The watchers that join an id watched
+    /// already are in ``laterWatchers``: kept out of this entry, which every
+    /// watched id has, they cost nothing to the ids watched once.
     private struct Interest {
-        var watchers: InlineFirstList<Subscriber>
+        var first: Subscriber
         var subscribeRequest: Int
     }
 
@@ -132,6 +134,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
     private var nextRequestID = 1
     private var requests: [Int: Request] = [:]
     private var interests: [String: Interest] = [:]
+    /// The watchers of an id after its first (``Interest/first``), in the
+    /// order they came; no entry for an id watched once.
+    private var laterWatchers: [String: [Subscriber]] = [:]
     private var multiWatches: [WatcherID: MultiWatch] = [:]
     /// What the daemon said, with a null id, before it closed: why it refused us.
     private var refusal: PromiseConnectionError?
@@ -150,8 +155,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
     /// How many watchers wait (counted by a walk over every interest: for tests).
     var watcherCount: Int {
         var single = 0
-        for interest in interests.values {
-            for subscriber in interest.watchers where multiWatches[subscriber.id] == nil { single += 1 }
+        for interest in interests.values where multiWatches[interest.first.id] == nil { single += 1 }
+        for later in laterWatchers.values {
+            for subscriber in later where multiWatches[subscriber.id] == nil { single += 1 }
         }
         return single + multiWatches.count
     }
@@ -213,7 +219,7 @@ struct ConnectionStateMachine<Responder, Watcher> {
                   let interest = interests[id]
             else { return .none }
             return .progress(id: id, fraction: fraction, message: record["progressMessage"]?.stringValue,
-                             watchers: interest.watchers.map(\.watcher))
+                             watchers: watchers(of: id, interest).map(\.watcher))
         case .unsubscribe:
             return .none
         case .subscribe:
@@ -229,12 +235,14 @@ struct ConnectionStateMachine<Responder, Watcher> {
         guard let id = params["id"]?.stringValue, let interest = interests[id] else { return .none }
         switch method {
         case "settled":
+            let subscribers = watchers(of: id, interest)
             interests[id] = nil
+            laterWatchers[id] = nil
             leases.remove(id)
             var told: [Watcher] = []
             var finished: [Watcher] = []
-            told.reserveCapacity(interest.watchers.count)
-            for subscriber in interest.watchers {
+            told.reserveCapacity(subscribers.count)
+            for subscriber in subscribers {
                 told.append(subscriber.watcher)
                 if let multi = multiWatches[subscriber.id], multi.remaining > 1 {
                     multiWatches[subscriber.id]!.remaining -= 1
@@ -246,13 +254,13 @@ struct ConnectionStateMachine<Responder, Watcher> {
             do {
                 return .settled(try PromiseRecord(params), watchers: told, finished: finished)
             } catch {
-                for subscriber in interest.watchers { removeWatcher(subscriber.id, ids: []) }
+                for subscriber in subscribers { removeWatcher(subscriber.id, ids: []) }
                 return .failWatchers(told, error)
             }
         case "progress":
             guard let fraction = params["progress"]?.doubleValue else { return .none }
             return .progress(id: id, fraction: fraction, message: params["message"]?.stringValue,
-                             watchers: interest.watchers.map(\.watcher))
+                             watchers: watchers(of: id, interest).map(\.watcher))
         default:
             return .none
         }
@@ -282,12 +290,10 @@ struct ConnectionStateMachine<Responder, Watcher> {
         var requestID = 0
         for id in unique {
             if interests[id] != nil {
-                interests[id]!.watchers.append(subscriber)
+                laterWatchers[id, default: []].append(subscriber)
             } else {
                 if requestID == 0 { requestID = takeRequestID() }
-                var list = InlineFirstList<Subscriber>()
-                list.append(subscriber)
-                interests[id] = Interest(watchers: list, subscribeRequest: requestID)
+                interests[id] = Interest(first: subscriber, subscribeRequest: requestID)
                 toSubscribe.append(.string(id))
             }
         }
@@ -415,14 +421,15 @@ struct ConnectionStateMachine<Responder, Watcher> {
         }
         var ended: [Watcher] = []
         var endedMulti = Set<WatcherID>()
-        for interest in interests.values {
-            for subscriber in interest.watchers
+        for (id, interest) in interests {
+            for subscriber in watchers(of: id, interest)
             where multiWatches[subscriber.id] == nil || endedMulti.insert(subscriber.id).inserted {
                 ended.append(subscriber.watcher)
             }
         }
         requests = [:]
         interests = [:]
+        laterWatchers = [:]
         multiWatches = [:]
         leases = []
         return EndAction(responders: responders, watchers: ended, error: error)
@@ -438,8 +445,9 @@ struct ConnectionStateMachine<Responder, Watcher> {
     private mutating func failSubscription(_ requestID: Int) -> [Watcher] {
         var failed: [Subscriber] = []
         for (id, interest) in interests where interest.subscribeRequest == requestID {
-            failed.append(contentsOf: interest.watchers)
+            failed.append(contentsOf: watchers(of: id, interest))
             interests[id] = nil
+            laterWatchers[id] = nil
         }
         var ended: [Watcher] = []
         var seen = Set<WatcherID>()
@@ -460,14 +468,26 @@ struct ConnectionStateMachine<Responder, Watcher> {
         let ids = multiWatches.removeValue(forKey: watcherID)?.ids ?? ids
         var released: [JSONValue] = []
         for id in ids {
-            guard interests[id] != nil else { continue }
-            let emptied = interests[id]!.watchers.remove { $0.id == watcherID } && interests[id]!.watchers.isEmpty
-            if emptied {
-                interests[id] = nil
-                released.append(.string(id))
+            guard let interest = interests[id] else { continue }
+            if interest.first.id == watcherID {
+                if var later = laterWatchers.removeValue(forKey: id) {
+                    interests[id]!.first = later.removeFirst()
+                    if !later.isEmpty { laterWatchers[id] = later }
+                } else {
+                    interests[id] = nil
+                    released.append(.string(id))
+                }
+            } else if var later = laterWatchers.removeValue(forKey: id) {
+                later.removeAll { $0.id == watcherID }
+                if !later.isEmpty { laterWatchers[id] = later }
             }
         }
         return released
+    }
+
+    /// Every watcher of `id`, whose table entry is `interest`, in the order they came.
+    private func watchers(of id: String, _ interest: Interest) -> InlineFirstList<Subscriber> {
+        InlineFirstList(first: interest.first, rest: laterWatchers.isEmpty ? [] : laterWatchers[id] ?? [])
     }
 
     /// One request line: `{"id":…,"jsonrpc":"2.0","method":…,"params":…}` and "\n".

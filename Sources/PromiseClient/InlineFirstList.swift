@@ -15,6 +15,12 @@ struct InlineFirstList<Element>: Sequence {
 
     init() {}
 
+    /// `first`, then `rest`, keeping `rest`'s buffer.
+    init(first: Element, rest: [Element]) {
+        head = first
+        self.rest = rest
+    }
+
     init(_ elements: [Element]) {
         head = elements.first
         rest = Array(elements.dropFirst())

@@ -6,33 +6,45 @@ import Synchronization
 /// The watcher behind ``PromiseConnection/promise(_:as:cancellingRemote:)``:
 /// settles its local promise as the daemon's settles, once, and stops
 /// watching (or cancels the daemon's too) when the local one is cancelled.
-/// It holds what its cancel handler needs, so that the handler captures it alone.
-final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
+/// It observes its local promise itself (``PromiseSettlementObserver``), so
+/// a pending mirror holds no cancel handler of its own.
+final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher, PromiseSettlementObserver {
     let promise = Promise<Value>()
     private let id: String
     private let core: ConnectionCore
-    private let watcherID: Int
-    private let cancellingRemote: Bool
+    /// The watcher id shifted left by two, with the flags below in the two
+    /// low bits. One word: with the flags as two `Bool`s of their own, the
+    /// object outgrows the allocator's 64-byte block and takes an 80-byte one.
+    private let word: Atomic<Int>
+
+    /// Cancelling the mirror cancels the daemon's promise too.
+    private static var cancellingRemoteBit: Int { 1 }
     /// Set before the daemon's cancellation is passed on, so that the local
     /// cancel it makes is not sent back.
-    private let cancelledByRemote = Atomic<Bool>(false)
+    private static var cancelledByRemoteBit: Int { 2 }
 
     init(id: String, core: ConnectionCore, cancellingRemote: Bool) {
         self.id = id
         self.core = core
-        self.cancellingRemote = cancellingRemote
-        watcherID = core.makeWatcherID()
+        word = Atomic(core.makeWatcherID() << 2 | (cancellingRemote ? Self.cancellingRemoteBit : 0))
+    }
+
+    private var watcherID: Int {
+        word.load(ordering: .relaxed) >> 2
     }
 
     /// Subscribes, then listens for a local cancel.
     func start() {
         core.watch([id], watcher: self, id: watcherID)
-        promise.onCancel(on: .inline) { [self] in cancelledLocally() }
+        promise.notifySettlement(to: self)
     }
 
-    private func cancelledLocally() {
+    /// The local promise settled: when cancelled (here or by the daemon),
+    /// the mirror stops watching.
+    func promiseSettled() {
+        guard promise.isCancelled else { return }
         core.endWatch(watcherID, ids: [id])
-        if cancellingRemote && !cancelledByRemote.load(ordering: .acquiring) {
+        if word.load(ordering: .acquiring) & (Self.cancellingRemoteBit | Self.cancelledByRemoteBit) == Self.cancellingRemoteBit {
             core.send("cancel", RemoteRequests.id(id))
         }
     }
@@ -48,7 +60,7 @@ final class RemoteMirror<Value: Decodable & Sendable>: RemoteWatcher {
         case .rejected:
             promise.reject(record.reason ?? RemoteRejection(message: "rejected"))
         case .cancelled:
-            cancelledByRemote.store(true, ordering: .releasing)
+            word.bitwiseOr(Self.cancelledByRemoteBit, ordering: .releasing)
             promise.cancel()
         case .pending:
             promise.reject(PromiseConnectionError(
