@@ -49,16 +49,6 @@ package struct JSONTextBuffer: ~Copyable {
         written(write, newline: true)
     }
 
-    /// How many bytes `write` appends: for a bound checked before the text
-    /// is written where it goes.
-    package static func byteCount(_ write: (inout JSONTextBuffer) -> Void) -> Int {
-        withUnsafeTemporaryAllocation(byteCount: stackCapacity, alignment: 1) { scratch in
-            var text = JSONTextBuffer(scratch)
-            write(&text)
-            return text.count
-        }
-    }
-
     /// Lends `body` the text that `write` appends and a newline, where it
     /// was written (on the stack, unless it outgrew it): for a message
     /// handed straight to a socket, with no array made to carry it there.

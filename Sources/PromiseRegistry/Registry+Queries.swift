@@ -87,16 +87,11 @@ extension Registry {
             guard let entry = found, !entry.isRemoved, filter(entry) else { continue }
             // One more match exists: when the page is full, or this record
             // would take it past the bound, another page follows.
-            // Its record and the comma after it; a value past the room left is not written to learn so.
+            // Its record's text and the comma after it, counted no further than the room left.
             var bytes = 0
             if page.count < limit {
-                let room = max(0, bound - pageBytes)
-                if page.isEmpty || valueByteCount(of: entry, upTo: room + 1) <= room {
-                    let valueText = valueText(of: entry)
-                    bytes = 1 + JSONTextBuffer.byteCount {
-                        entry.writeRecord(now: now, maxChildren: maxChildren, valueText: valueText, to: &$0)
-                    }
-                }
+                bytes = 1 + entry.record(now: now, maxChildren: maxChildren)
+                    .serializedByteCount(upTo: max(0, bound - pageBytes) + 1)
             }
             guard bytes > 0, page.isEmpty || pageBytes + bytes <= bound else {
                 next = position - 1

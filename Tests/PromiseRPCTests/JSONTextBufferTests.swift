@@ -34,12 +34,6 @@ struct JSONTextBufferTests {
         #expect(lent.count == textLength + 1)
     }
 
-    @Test("byteCount is the length of the text, inside the stack room and beyond it", arguments: [2, 512, 513, 70_000])
-    func byteCounts(textLength: Int) {
-        let value = JSONValue.string(String(repeating: "c", count: textLength - 2))
-        #expect(JSONTextBuffer.byteCount { value.write(to: &$0) } == textLength)
-    }
-
     @Test("integers are written as their decimal digits, at every width and both signs",
           arguments: [0, 9, 10, -1, -9, -10, 99, 100, -100, 1_795_619_706_963, 999_999_999_999_999_999,
                       Int.max, Int.min, Int.min + 1])
