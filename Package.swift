@@ -175,6 +175,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Helpers the test targets share: seeded randomness, a manual
+        // executor, fake loop services, a recording log handler, the
+        // simulation's model. A regular target, as swift-nio's NIOTestUtils
+        // is, so that several test targets can depend on it; no product
+        // names it, so users of the package never see it.
+        .target(
+            name: "PromiseTestSupport",
+            dependencies: [
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseRegistry",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PromiseTests",
             dependencies: ["Promise"],
@@ -184,7 +197,7 @@ let package = Package(
             name: "PromiseRPCTests",
             dependencies: [
                 "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore",
-                "PromiseRegistry", "PromiseDispatch", "PromiseServer",
+                "PromiseRegistry", "PromiseDispatch", "PromiseServer", "PromiseTestSupport",
             ],
             swiftSettings: strictSettings
         ),
@@ -199,6 +212,7 @@ let package = Package(
                 "PromiseRegistry",
                 "PromiseDispatch",
                 "PromiseServer",
+                "PromiseTestSupport",
                 // To plant corrupt rows and inspect the file behind the store's back.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -210,6 +224,7 @@ let package = Package(
                 "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore", "PromiseRegistry",
                 "PromiseDispatch", "PromiseServer",
                 "PromiseSQLiteStore",
+                "PromiseTestSupport",
                 "promised", "promisectl",
             ],
             swiftSettings: strictSettings

@@ -1,6 +1,7 @@
 @testable import PromiseJSON
 @testable import PromiseModel
 @testable import PromiseRPC
+import PromiseTestSupport
 import Testing
 
 /// `ByteLanes` marks bytes eight at a time; the parser stops at its first

@@ -7,6 +7,7 @@ import Promise
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A batch runs in slices of a turn's budget each, the rest in later turns

@@ -4,6 +4,7 @@ import PromiseRPC
 @testable import PromiseDispatch
 import PromiseRegistry
 import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// Values travel back nested inside records, envelopes and combinator

@@ -1,6 +1,7 @@
 import PromiseJSON
 import PromiseModel
 import PromiseRPC
+import PromiseTestSupport
 
 /// Makes hostile and half-valid request lines from a seed: valid requests of
 /// every method over a small shared pool of ids (so they meet each other:

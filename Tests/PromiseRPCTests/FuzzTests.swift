@@ -5,6 +5,7 @@ import PromiseRPC
 @testable import PromiseDispatch
 import PromiseRegistry
 import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// Seeded fuzzing of the framing and JSON-RPC layer, in process: the real

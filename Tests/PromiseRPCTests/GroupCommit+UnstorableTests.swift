@@ -5,6 +5,7 @@ import Logging
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// Changes the store refuses for good: only the messages that depend on

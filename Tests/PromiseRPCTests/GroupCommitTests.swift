@@ -5,6 +5,7 @@ import Logging
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// The group commit on its own: the test plays the loop thread (draining

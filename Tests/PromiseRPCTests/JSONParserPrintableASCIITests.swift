@@ -1,6 +1,7 @@
 @testable import PromiseJSON
 @testable import PromiseModel
 @testable import PromiseRPC
+import PromiseTestSupport
 import Testing
 
 /// `JSONParser.printableASCIIStringEnd(maxCount:)`, which the request

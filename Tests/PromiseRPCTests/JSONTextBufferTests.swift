@@ -1,6 +1,7 @@
 @testable import PromiseJSON
 @testable import PromiseModel
 @testable import PromiseRPC
+import PromiseTestSupport
 import Testing
 
 /// `JSONTextBuffer` starts on the writer's stack and moves to the heap when

@@ -8,6 +8,7 @@ import PromiseJSON
 @testable import PromiseServer
 @testable import PromiseStore
 import Synchronization
+import PromiseTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

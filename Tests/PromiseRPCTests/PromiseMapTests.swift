@@ -3,6 +3,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// The registry's own hash table against a `Dictionary` doing the same.

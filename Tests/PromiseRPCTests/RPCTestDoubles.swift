@@ -8,6 +8,7 @@ import Promise
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A connection as the dispatcher sees it: keeps every line sent to it.
@@ -50,88 +51,6 @@ final class RPCFakePeer: RPCPeer {
         read = sent.count
         return fresh
     }
-}
-
-/// Timers that fire only when the test says, and processes the test ends.
-final class RPCFakeLoop: LoopServices {
-    final class Timer: ScheduledTimer {
-        let due: UInt64
-        var body: (() -> Void)?
-        var isCancelled = false
-        init(due: UInt64, body: @escaping () -> Void) {
-            self.due = due
-            self.body = body
-        }
-        func cancel() {
-            isCancelled = true
-            body = nil
-        }
-    }
-
-    final class Process: RunningProcess {
-        let spec: ProcessSpec
-        private var onExit: ((ProcessOutcome) -> Void)?
-        /// The grace periods `terminate` was called with.
-        var terminations: [UInt64] = []
-        /// The pid records show while it runs.
-        let processID: Int32? = 4242
-        init(spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) {
-            self.spec = spec
-            self.onExit = onExit
-        }
-        func terminate(graceMilliseconds: UInt64) {
-            terminations.append(graceMilliseconds)
-        }
-        var hasExited: Bool { onExit == nil }
-        /// Ends the process with this outcome.
-        func exit(_ status: Int32, stdout: String = "", stderr: String = "", signal: Int32? = nil,
-                  stdoutTruncated: Bool = false) {
-            let exit = onExit
-            onExit = nil
-            exit?(ProcessOutcome(exitStatus: status, signal: signal, stdout: Array(stdout.utf8),
-                                 stderr: Array(stderr.utf8), stdoutTruncated: stdoutTruncated))
-        }
-    }
-
-    struct LaunchFailure: Error, CustomStringConvertible {
-        var description: String { "No such file or directory" }
-    }
-
-    private(set) var now: UInt64 = 0
-    private(set) var timers: [Timer] = []
-    private(set) var processes: [Process] = []
-    /// When set, `launch` throws it.
-    var launchError: (any Error)?
-    /// Whether steps run under a monitor, as the daemon's loop says when it can.
-    var monitorsSteps = false
-
-    func schedule(afterMilliseconds milliseconds: UInt64, _ body: @escaping () -> Void) -> any ScheduledTimer {
-        let timer = Timer(due: now + milliseconds, body: body)
-        timers.append(timer)
-        return timer
-    }
-
-    func launch(_ spec: ProcessSpec, onExit: @escaping (ProcessOutcome) -> Void) throws -> any RunningProcess {
-        if let launchError { throw launchError }
-        let process = Process(spec: spec, onExit: onExit)
-        processes.append(process)
-        return process
-    }
-
-    /// Moves the clock on, firing the timers that come due, in order.
-    func advance(by milliseconds: UInt64) {
-        now += milliseconds
-        while let timer = timers.filter({ !$0.isCancelled && $0.body != nil && $0.due <= now })
-            .min(by: { $0.due < $1.due })
-        {
-            let body = timer.body
-            timer.body = nil
-            body?()
-        }
-    }
-
-    /// Timers neither fired nor cancelled.
-    var liveTimers: Int { timers.filter { $0.body != nil }.count }
 }
 
 /// A dispatcher over a registry with fake loop services and the `.inline`

@@ -5,6 +5,7 @@ import Promise
 @testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 import PromiseStore
 

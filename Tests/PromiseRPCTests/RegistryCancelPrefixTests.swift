@@ -5,6 +5,7 @@ import Promise
 @testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// `cancelPrefix`: every pending promise whose id starts with a prefix,

@@ -3,6 +3,7 @@ import PromiseJSON
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// `cancel` of a settled promise (the pinned `cancel` row, RXPromise's rule):

@@ -5,6 +5,7 @@ import Foundation
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// Chains of combinators over remote promises, each over the previous one's

@@ -5,6 +5,7 @@ import PromiseJSON
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A settled promise that a pending one still needs (a `then` parent, a

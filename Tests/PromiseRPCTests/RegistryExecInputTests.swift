@@ -4,6 +4,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// What a `then … exec` command is given (issue 22, item 8): what runs is

@@ -4,6 +4,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A reason names where its rejection began (`origin`), and keeps naming it

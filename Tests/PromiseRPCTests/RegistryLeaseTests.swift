@@ -6,6 +6,7 @@ import PromiseJSON
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// The `lease` method, and leases that outlive a restart for a grace period.

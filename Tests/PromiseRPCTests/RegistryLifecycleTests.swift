@@ -3,6 +3,7 @@ import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseServer
+import PromiseTestSupport
 import Testing
 
 @Suite("Registry: create, resolve, reject, cancel, get, progress")

@@ -7,6 +7,7 @@ import PromiseJSON
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 @Suite("Registry: step logs")

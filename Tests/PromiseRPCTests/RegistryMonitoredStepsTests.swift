@@ -1,6 +1,7 @@
 import PromiseJSON
 @testable import PromiseRegistry
 import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// Whether an exec step gets files for its monitor (Registry+Then.swift)

@@ -3,6 +3,7 @@ import PromiseModel
 import PromiseRPC
 import PromiseRegistry
 import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// The record fields a pipeline view reads (`pid`, `started`, `exitStatus`,

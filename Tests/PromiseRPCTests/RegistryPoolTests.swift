@@ -5,6 +5,7 @@ import PromiseRPC
 import PromiseRegistry
 import PromiseServer
 import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// Pools: `then … exec` steps and `pool.acquire` callers past a pool's limit

@@ -5,6 +5,7 @@ import PromiseJSON
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A restart that finds what a step's monitor wrote while no daemon ran

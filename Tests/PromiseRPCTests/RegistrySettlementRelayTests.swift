@@ -4,6 +4,7 @@ import PromiseJSON
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 import PromiseStore
 

@@ -5,6 +5,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A fulfilled combinator made of its inputs' values is stored with

@@ -4,6 +4,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// A `then` child that has its parent's value is stored without a copy of

@@ -5,6 +5,7 @@ import Promise
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// The end of a daemon: the server lets its handler (the dispatcher and its

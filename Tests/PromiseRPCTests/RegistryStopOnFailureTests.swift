@@ -4,6 +4,7 @@
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// `all` with `stopOnFailure`: once one input fails, the inputs still

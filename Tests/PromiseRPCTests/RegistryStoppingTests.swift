@@ -5,6 +5,7 @@ import PromiseJSON
 @testable import PromiseRegistry
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 import Testing
 
 @Suite("Registry: no command starts once the daemon is stopping")

@@ -4,6 +4,7 @@ import PromiseRPC
 import PromiseRegistry
 import PromiseServer
 import PromiseStore
+import PromiseTestSupport
 import Testing
 
 /// Values and reasons the daemon makes by combining others stay within

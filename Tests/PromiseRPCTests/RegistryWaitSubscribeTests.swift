@@ -3,6 +3,7 @@
 @testable import PromiseRPC
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 import PromiseStore
 

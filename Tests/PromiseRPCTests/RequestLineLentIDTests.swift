@@ -1,6 +1,7 @@
 @testable import PromiseJSON
 @testable import PromiseModel
 @testable import PromiseRPC
+import PromiseTestSupport
 import Testing
 
 /// The dispatcher reads the id of a `resolve` or `reject` as bytes left in

@@ -6,6 +6,7 @@ import PromiseJSON
 @testable import PromiseDispatch
 @testable import PromiseRegistry
 @testable import PromiseServer
+import PromiseTestSupport
 import Testing
 
 /// The news of a settlement that reaches many promises is passed on a turn's

@@ -9,7 +9,7 @@ import PromiseRPC
 /// that the CI seed set passes until the fix is merged. The checks that
 /// catch them are always on. `SIMULATION_AVOID=<rawValue>,…` avoids some
 /// again; `SIMULATION_INCLUDE=<rawValue>,…` (or `all`) includes them.
-enum KnownDefect: String, CaseIterable, Sendable {
+package enum KnownDefect: String, CaseIterable, Sendable {
     /// Issue 22, "It will not start again": an `any` chain over ~128 links
     /// wraps a reason nested past the parser's 512 levels, and the store no
     /// longer loads ("stored promise … is not valid JSON: nesting deeper than
@@ -66,7 +66,7 @@ enum KnownDefect: String, CaseIterable, Sendable {
 }
 
 /// Which shapes the generator favours.
-enum SimulationProfile: String, Sendable {
+package enum SimulationProfile: String, Sendable {
     /// Every kind of request, a few of the heavy shapes among them.
     case mixed
     /// Mostly the shapes that once stopped the daemon or held every client:
@@ -85,56 +85,56 @@ enum SimulationProfile: String, Sendable {
 /// - `SIMULATION_STEPS=<n>`: steps per seed;
 /// - `SIMULATION_TURN_MS=<n>`: the in-process bound on one turn's CPU time (``SimulationOptions/stallBound``);
 /// - `SIMULATION_INCLUDE=<defect,…|all>`: stop avoiding these known defects (``KnownDefect``).
-struct SimulationOptions: Sendable {
-    var seed: UInt64
-    var steps: Int
+package struct SimulationOptions: Sendable {
+    package var seed: UInt64
+    package var steps: Int
     /// Simulated clients (connections), each with its own requests.
-    var clients = 4
+    package var clients = 4
     /// Known defects whose operation mix the generator does not make.
-    var avoiding: Set<KnownDefect> = []
+    package var avoiding: Set<KnownDefect> = []
     /// The daemon's `maxValueBytes`: 2 MiB rather than 16, so that the
     /// values made at the bound are written in a time that a debug build on
     /// a shared machine keeps within ``stallBound`` (the same code bounds
     /// them either way).
-    var maxValueBytes = 2 << 20
+    package var maxValueBytes = 2 << 20
     /// No answer line may be longer: the largest value the daemon makes
     /// (`maxValueBytes`) and a line's worth of the rest of a record or page
     /// (`maxLineBytes`), as docs/PROTOCOL.md ("Bounded values") promises.
-    var maxAnswerBytes: Int { maxValueBytes + DaemonLimits().maxLineBytes }
+    package var maxAnswerBytes: Int { maxValueBytes + DaemonLimits().maxLineBytes }
     /// The daemon's `maxBatchAnswerBytes`: that of a single answer, not the
     /// 64 MiB default, so that batches over large values reach it and have
     /// members' answers left out. A batch's answer may pass it by the short
     /// errors that replace those (``batchAnswerSlack`` each).
-    var maxBatchAnswerBytes: Int { maxAnswerBytes }
+    package var maxBatchAnswerBytes: Int { maxAnswerBytes }
     /// Bytes a left-out member's -32004 error may take, with its id and comma.
-    static let batchAnswerSlack = 256
+    package static let batchAnswerSlack = 256
     /// Held promises may not pass this (`maxPromises` given to the registry or daemon).
-    var maxPromises = 20_000
+    package var maxPromises = 20_000
     /// The store's files may not pass this (in process, checked at each restart).
-    var maxStoreBytes = 256 << 20
+    package var maxStoreBytes = 256 << 20
     /// Settled promises are collected this long after they settle (nil: no retention).
-    var retainMilliseconds: Int64?
+    package var retainMilliseconds: Int64?
     /// No turn of the loop (in process: the CPU time of a line handled, a
     /// piece of queued work or a timer fired) or answer (daemon: its wall
     /// time) may take longer: the bound on how long one client's request can
     /// hold up the others. `SIMULATION_TURN_MS` sets it (to find a seed's
     /// longest turns).
-    var stallBound: Duration = .milliseconds(Int(number("SIMULATION_TURN_MS") ?? 1_000))
+    package var stallBound: Duration = .milliseconds(Int(number("SIMULATION_TURN_MS") ?? 1_000))
     /// The daemon variant's bound on an answer's wall time: a debug daemon
     /// beside the whole suite on two shared cores may wait for a core longer
     /// than it works. `SIMULATION_STALL_MS` sets it (a soak on a quiet
     /// machine: 2000).
-    var wallStallBound: Duration = .milliseconds(Int(number("SIMULATION_STALL_MS") ?? 5_000))
+    package var wallStallBound: Duration = .milliseconds(Int(number("SIMULATION_STALL_MS") ?? 5_000))
     /// Percent of steps that are a clean restart, and a crash (kill -9)
     /// restart. Each restart sweeps every record once or twice: in process,
     /// half the run's time at 2% each.
-    var cleanRestartPercent = 1
-    var crashRestartPercent = 1
+    package var cleanRestartPercent = 1
+    package var crashRestartPercent = 1
     /// Longest `then` chain made by one step, and longest `any` chain.
-    var maxChainLength = 300
-    var maxAnyChainLength = 200
+    package var maxChainLength = 300
+    package var maxAnyChainLength = 200
     /// The mix of shapes the generator makes (`SIMULATION_PROFILE`).
-    var profile: SimulationProfile = .mixed
+    package var profile: SimulationProfile = .mixed
     /// Percent of lines that grow a long chain of `all`, `any`, `race` and
     /// `allSettled`, each over the one before, by up to
     /// ``maxCombinatorChainLinks`` links a line, until it is
@@ -142,22 +142,22 @@ struct SimulationOptions: Sendable {
     /// walks the whole chain, and so does a restart that restores it.
     /// While ``KnownDefect/longTurns`` is avoided, the mixed profile's chains
     /// stay short enough to settle in one turn within the stall bound.
-    var combinatorChainPercent: Int { profile == .hostile ? 30 : 2 }
-    var maxCombinatorChainLinks: Int { profile == .mixed && avoiding.contains(.longTurns) ? 100 : 990 }
-    var maxCombinatorChainLength: Int {
+    package var combinatorChainPercent: Int { profile == .hostile ? 30 : 2 }
+    package var maxCombinatorChainLinks: Int { profile == .mixed && avoiding.contains(.longTurns) ? 100 : 990 }
+    package var maxCombinatorChainLength: Int {
         profile == .hostile ? 12_000 : avoiding.contains(.longTurns) ? 400 : 3_000
     }
     /// Percent of lines that are an `all` over one id repeated thousands of
     /// times (a fan-in), often cancelled in the same line.
-    var repeatedFanInPercent: Int { profile == .hostile ? 10 : avoiding.contains(.longTurns) ? 0 : 1 }
+    package var repeatedFanInPercent: Int { profile == .hostile ? 10 : avoiding.contains(.longTurns) ? 0 : 1 }
     /// Percent of lines that are one batch of many `list` reads of up to 10,000 records.
-    var heavyReadPercent: Int { profile == .hostile ? 10 : avoiding.contains(.longTurns) ? 0 : 1 }
+    package var heavyReadPercent: Int { profile == .hostile ? 10 : avoiding.contains(.longTurns) ? 0 : 1 }
     /// Percent of steps (daemon variant) that add hostile traffic beside the
     /// step: a flood of connections opened and closed, and subscribers that
     /// never read while large progress messages go out.
-    var hostileTrafficPercent: Int { profile == .hostile ? 25 : 2 }
+    package var hostileTrafficPercent: Int { profile == .hostile ? 25 : 2 }
 
-    init(seed: UInt64, steps: Int, profile: SimulationProfile? = nil) {
+    package init(seed: UInt64, steps: Int, profile: SimulationProfile? = nil) {
         self.seed = seed
         self.steps = steps
         self.profile = profile ?? Self.environment["SIMULATION_PROFILE"].flatMap(SimulationProfile.init(rawValue:)) ?? .mixed
@@ -181,10 +181,10 @@ struct SimulationOptions: Sendable {
         }
     }
 
-    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+    package static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     /// A number from the environment, decimal or 0x hex.
-    static func number(_ name: String) -> UInt64? {
+    package static func number(_ name: String) -> UInt64? {
         guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
         if text.hasPrefix("0x") { return UInt64(text.dropFirst(2), radix: 16) }
         return UInt64(text)
@@ -192,7 +192,7 @@ struct SimulationOptions: Sendable {
 
     /// The seeds to run: `SIMULATION_SEED` alone (or `SIMULATION_SEEDS` from
     /// it), else `count` seeds (or `SIMULATION_SEEDS`) from `base`.
-    static func seeds(base: UInt64, count: Int) -> [UInt64] {
+    package static func seeds(base: UInt64, count: Int) -> [UInt64] {
         let many = number("SIMULATION_SEEDS").map { Int(clamping: $0) }
         if let seed = number("SIMULATION_SEED") {
             return (0..<max(1, many ?? 1)).map { seed &+ UInt64($0) }
@@ -201,12 +201,12 @@ struct SimulationOptions: Sendable {
     }
 
     /// `SIMULATION_STEPS`, else `fallback`.
-    static func steps(_ fallback: Int) -> Int {
+    package static func steps(_ fallback: Int) -> Int {
         number("SIMULATION_STEPS").map { max(1, Int(clamping: $0)) } ?? fallback
     }
 
     /// The switches as a person would set them to replay this run.
-    var replay: String {
+    package var replay: String {
         let included = Set(KnownDefect.allCases).subtracting(avoiding).map(\.rawValue).sorted()
         return "SIMULATION_SEED=\(seed) SIMULATION_STEPS=\(steps) SIMULATION_PROFILE=\(profile.rawValue)"
             + (included.isEmpty ? "" : " SIMULATION_INCLUDE=\(included.joined(separator: ","))")

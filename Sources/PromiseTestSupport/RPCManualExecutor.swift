@@ -2,24 +2,25 @@ import Foundation
 import Promise
 
 /// An executor that queues work until ``drain()``: the loop thread's turns,
-/// played by the test. Tests/PromiseSQLiteStoreTests holds a symbolic link
-/// to this file, for the simulation.
-final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue` and `head`.
+/// played by the test.
+package final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards `queue` and `head`.
     private let lock = NSLock()
     private var queue: [@Sendable () -> Void] = []
     /// Index of the first piece not run yet: taking work from the front
     /// stays constant time when a drain runs hundreds of thousands of pieces.
     private var head = 0
 
-    func execute(_ work: @escaping @Sendable () -> Void) {
+    package init() {}
+
+    package func execute(_ work: @escaping @Sendable () -> Void) {
         lock.withLock { queue.append(work) }
     }
 
     /// True when no work is queued.
-    var isEmpty: Bool { lock.withLock { head == queue.count } }
+    package var isEmpty: Bool { lock.withLock { head == queue.count } }
 
     /// Runs the work queued now, not what it queues: one loop turn.
-    func runTurn() {
+    package func runTurn() {
         let turn = lock.withLock { () -> ArraySlice<@Sendable () -> Void> in
             defer {
                 queue = []
@@ -33,14 +34,14 @@ final class RPCManualExecutor: Executor, @unchecked Sendable {  // `lock` guards
     /// Runs the first piece of queued work, if any: one turn of a loop
     /// that runs one piece per turn. Returns whether there was one.
     @discardableResult
-    func runNext() -> Bool {
+    package func runNext() -> Bool {
         guard let work = takeFirst() else { return false }
         work()
         return true
     }
 
     /// Runs queued work, and what that work queues, until none is left.
-    func drain() {
+    package func drain() {
         while let work = takeFirst() { work() }
     }
 

@@ -2,17 +2,14 @@
 /// for the framer fuzzer and the simulation. Written here because the
 /// standard library's generator cannot be seeded, and a failure found at
 /// random is only useful when its seed replays it.
-///
-/// One file for three test targets: Tests/PromiseSQLiteStoreTests and
-/// Tests/EndToEndTests hold symbolic links to it.
-struct SeededRandom: RandomNumberGenerator {
+package struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -23,29 +20,29 @@ struct SeededRandom: RandomNumberGenerator {
     /// An integer in `range` (which must not be empty). The modulo bias is
     /// negligible for the small ranges used here, and this is several times
     /// faster than the generic `Int.random(in:using:)` in a debug build.
-    mutating func int(_ range: Range<Int>) -> Int {
+    package mutating func int(_ range: Range<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }
 
-    mutating func int(_ range: ClosedRange<Int>) -> Int {
+    package mutating func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }
 
     /// True with probability `percent`/100.
-    mutating func percent(_ percent: Int) -> Bool {
+    package mutating func percent(_ percent: Int) -> Bool {
         int(0..<100) < percent
     }
 
-    mutating func pick<T>(_ choices: [T]) -> T {
+    package mutating func pick<T>(_ choices: [T]) -> T {
         choices[int(0..<choices.count)]
     }
 
-    mutating func byte() -> UInt8 {
+    package mutating func byte() -> UInt8 {
         UInt8(truncatingIfNeeded: next())
     }
 
     /// One of `choices`, each drawn with its weight.
-    mutating func weighted<T>(_ choices: [(weight: Int, value: T)]) -> T {
+    package mutating func weighted<T>(_ choices: [(weight: Int, value: T)]) -> T {
         var roll = int(0..<choices.reduce(0) { $0 + $1.weight })
         for choice in choices {
             if roll < choice.weight { return choice.value }

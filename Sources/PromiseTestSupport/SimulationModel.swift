@@ -5,44 +5,44 @@ import PromiseRPC
 
 /// One JSON-RPC request the generator made, with what the checker needs to
 /// judge its answer.
-struct SimulationRequest {
-    let rpcID: Int
-    let method: String
-    let params: JSONValue
+package struct SimulationRequest {
+    package let rpcID: Int
+    package let method: String
+    package let params: JSONValue
     /// The promise ids it names: an answer "no such promise" is accepted only
     /// when one of them may be gone (never acknowledged, forgotten, collected).
-    let names: [String]
+    package let names: [String]
     /// The id it makes (`create`, `then`, combinators): new, so it must succeed.
-    let creates: String?
+    package let creates: String?
     /// The value or reason a successful `resolve`/`reject` must show.
-    let settlesWith: JSONValue?
+    package let settlesWith: JSONValue?
     /// A read of the simulation's own sweep: its answer may be long.
-    let isSweep: Bool
+    package let isSweep: Bool
     /// The step that sent it.
-    let step: Int
+    package let step: Int
 }
 
 /// One line a client sends: a request, or a batch of them.
-struct SimulationLine {
-    let client: Int
-    let requests: [SimulationRequest]
-    let isBatch: Bool
+package struct SimulationLine {
+    package let client: Int
+    package let requests: [SimulationRequest]
+    package let isBatch: Bool
 
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         let messages = requests.map { request -> JSONValue in
             ["jsonrpc": "2.0", "id": .int(request.rpcID), "method": .string(request.method), "params": request.params]
         }
         return isBatch ? JSONValue.array(messages).serialized() : messages[0].serialized()
     }
 
-    var summary: String {
+    package var summary: String {
         let text = String(decoding: bytes, as: UTF8.self)
         return "client \(client): " + (text.utf8.count <= 300 ? text : String(text.prefix(300)) + "…(\(text.utf8.count) bytes)")
     }
 }
 
 /// What the simulation does next.
-enum SimulationStep {
+package enum SimulationStep {
     /// Lines from one or more clients, handled in one turn of the loop.
     case turn([SimulationLine])
     /// A client closes its connection (its leased promises expire) and reconnects.
@@ -70,55 +70,56 @@ enum SimulationStep {
 ///
 /// Every message received is checked (``receive(client:bytes:)``); the
 /// driver reports failures with ``options``' ``SimulationOptions/replay``.
-/// Shared with Tests/EndToEndTests (a symbolic link).
-final class SimulationModel {
-    let options: SimulationOptions
-    var random: SeededRandom
+/// Shared by the in-process simulation (PromiseSQLiteStoreTests) and the
+/// one against the real daemon (EndToEndTests).
+package final class SimulationModel {
+    package let options: SimulationOptions
+    package var random: SeededRandom
     /// The registry's clock, in milliseconds since 1970 (for retention and timeouts).
-    var now: () -> Int64
+    package var now: () -> Int64
     /// Extra milliseconds granted to time-based judgements (the daemon's clock is real).
-    var clockSlack: Int64 = 0
-    private(set) var failures: [String] = []
+    package var clockSlack: Int64 = 0
+    package private(set) var failures: [String] = []
     /// The last steps, for a failure's report.
     private var history: [String] = []
-    private(set) var step = 0
+    package private(set) var step = 0
 
     /// What the model knows of one id.
-    struct Known {
-        var kind: String
-        var inputs: [String] = []
-        var parent: String?
-        var lease = false
-        var timeoutMs: Int?
-        var createdAt: Int64
+    package struct Known {
+        package var kind: String
+        package var inputs: [String] = []
+        package var parent: String?
+        package var lease = false
+        package var timeoutMs: Int?
+        package var createdAt: Int64
         /// A delivered answer showed that it exists.
-        var acknowledged = false
+        package var acknowledged = false
         /// The step whose messages showed first that it exists. Another
         /// client's request of that step may have run before it was made:
         /// a batch runs in slices, and other lines are read between them.
-        var acknowledgedStep = Int.max
+        package var acknowledgedStep = Int.max
         /// Made by a line that may have been lost in a crash before its answer.
-        var uncertain = false
+        package var uncertain = false
         /// Its acknowledged settlement: `{"state", "value"?, "reason"?}`.
-        var settled: JSONValue?
-        var settledAt: Int64?
+        package var settled: JSONValue?
+        package var settledAt: Int64?
         /// The step whose messages showed the settlement first.
-        var settledStep = 0
-        var lastSeenPendingAt: Int64?
-        var forgetRequested = false
+        package var settledStep = 0
+        package var lastSeenPendingAt: Int64?
+        package var forgetRequested = false
         /// Upper bound of the bytes of its value or reason.
-        var bound: Int
+        package var bound: Int
         /// How many reason-wrapping links (`any`, `all-errors`) lie below it.
-        var nesting: Int
+        package var nesting: Int
         /// Resolved with large values.
-        var big: Bool
+        package var big: Bool
         /// What it takes its settlement from: its parent, then its inputs.
-        var links: [String] { (parent.map { [$0] } ?? []) + inputs }
+        package var links: [String] { (parent.map { [$0] } ?? []) + inputs }
     }
 
     private var known: [[UInt8]: Known] = [:]
     /// Ids in the order made, for picking.
-    private(set) var order: [String] = []
+    package private(set) var order: [String] = []
     /// Ids whose acknowledged value is large (tens of KB).
     private var largeFulfilled: [String] = []
     /// A long chain of combinators that a later line may grow.
@@ -131,7 +132,7 @@ final class SimulationModel {
     /// The chains of ``combinatorChain(client:)`` still growing, at most three.
     private var longChains: [LongChain] = []
     /// The most links any one of them reached, for the run's report.
-    private(set) var longestCombinatorChain = 0
+    package private(set) var longestCombinatorChain = 0
     /// Ids some combinator takes as an input.
     private var combinatorInputs: Set<[UInt8]> = []
     /// Unicode ids whose canonically equivalent twin (decomposed) has not been made yet.
@@ -148,17 +149,17 @@ final class SimulationModel {
 
     private var outstanding: [Int: Outstanding] = [:]
     /// Results of sweep requests, by rpc id, for the driver.
-    private(set) var sweepResults: [Int: JSONValue] = [:]
+    package private(set) var sweepResults: [Int: JSONValue] = [:]
     private var waitsPerClient: [Int: Int] = [:]
     private var subscriptionsPerClient: [Int: Int] = [:]
 
-    static let states: Set<String> = ["pending", "fulfilled", "rejected", "cancelled"]
-    static let recordMethods: Set<String> = [
+    package static let states: Set<String> = ["pending", "fulfilled", "rejected", "cancelled"]
+    package static let recordMethods: Set<String> = [
         "create", "resolve", "reject", "cancel", "get", "then", "progress", "all", "any", "race", "allSettled", "wait",
     ]
-    static let settleMethods: Set<String> = ["resolve", "reject", "cancel", "progress"]
+    package static let settleMethods: Set<String> = ["resolve", "reject", "cancel", "progress"]
 
-    init(options: SimulationOptions, now: @escaping () -> Int64) {
+    package init(options: SimulationOptions, now: @escaping () -> Int64) {
         self.options = options
         random = SeededRandom(seed: options.seed)
         self.now = now
@@ -169,16 +170,16 @@ final class SimulationModel {
     // MARK: Failures
 
     /// Records a failure with the step it happened at and the steps before it.
-    func fail(_ message: String) {
+    package func fail(_ message: String) {
         guard failures.isEmpty else { return }
         failures.append(
             "seed \(options.seed), step \(step): \(message)\n  replay: \(options.replay) "
                 + "swift test --filter Simulation\n  last steps:\n    " + history.suffix(12).joined(separator: "\n    "))
     }
 
-    var hasFailed: Bool { !failures.isEmpty }
+    package var hasFailed: Bool { !failures.isEmpty }
 
-    func note(_ text: String) {
+    package func note(_ text: String) {
         history.append("[\(step)] " + text)
         if history.count > 64 { history.removeFirst(history.count - 32) }
     }
@@ -186,7 +187,7 @@ final class SimulationModel {
     // MARK: Generating
 
     /// The next step. Every request in it is expected from now on.
-    func nextStep() -> SimulationStep {
+    package func nextStep() -> SimulationStep {
         step += 1
         let restartRoll = random.int(0..<100)
         if restartRoll < options.crashRestartPercent {
@@ -253,7 +254,7 @@ final class SimulationModel {
     }
 
     /// A line of the simulation's own, made by the driver (a sweep's `list`, `info`).
-    func makeLine(client: Int, method: String, params: JSONValue, isSweep: Bool = true) -> SimulationLine {
+    package func makeLine(client: Int, method: String, params: JSONValue, isSweep: Bool = true) -> SimulationLine {
         let request = makeRequest(method, params, names: [], isSweep: isSweep)
         return register(SimulationLine(client: client, requests: [request], isBatch: false), client: client)
     }
@@ -261,7 +262,7 @@ final class SimulationModel {
     /// After every step: a batch of `get`s, from `client` (the sweeper), of
     /// up to four promises a delivered answer showed; each must still be
     /// there (unless it may be gone) with its acknowledged settlement.
-    func spotCheck(client: Int) -> SimulationLine? {
+    package func spotCheck(client: Int) -> SimulationLine? {
         let ids = (0..<4).compactMap { _ -> String? in
             guard !order.isEmpty else { return nil }
             let id = order[random.int(0..<order.count)]
@@ -648,7 +649,7 @@ final class SimulationModel {
     /// A line that creates a new id for the driver's own traffic beside the
     /// steps (the daemon variant's silent subscribers and the progress they
     /// do not read), so that the model knows every promise there is.
-    func driverTopic(client: Int) -> SimulationLine {
+    package func driverTopic(client: Int) -> SimulationLine {
         let id = freshID()
         learn(id, Known(kind: "created", createdAt: now(), bound: 256, nesting: 0, big: false))
         let request = makeRequest("create", ["id": .string(id)], names: [], creates: id)
@@ -659,7 +660,7 @@ final class SimulationModel {
 
     /// Whether `id` may no longer be held: never acknowledged (or lost in a
     /// crash), forgotten, or settled long enough ago for retention.
-    func mayBeGone(_ id: String) -> Bool {
+    package func mayBeGone(_ id: String) -> Bool {
         guard let entry = knownEntry(id) else { return true }
         if !entry.acknowledged || entry.uncertain || entry.forgetRequested { return true }
         if let retain = options.retainMilliseconds {
@@ -672,7 +673,7 @@ final class SimulationModel {
     /// Checks one message a client received: valid JSON-RPC 2.0 within the
     /// limits, an answer to a request of that client (once) or a valid
     /// notification, consistent with everything acknowledged before.
-    func receive(client: Int, bytes: [UInt8]) {
+    package func receive(client: Int, bytes: [UInt8]) {
         let message: JSONValue
         do {
             message = try JSONValue(parsing: bytes)
@@ -827,7 +828,7 @@ final class SimulationModel {
     }
 
     /// `info`: counts that add up and stay under the configured caps.
-    func checkInfo(_ info: JSONValue) {
+    package func checkInfo(_ info: JSONValue) {
         guard let promises = info["promises"]?.intValue, let pending = info["pending"]?.intValue,
             let settled = info["settled"]?.intValue
         else { return fail("info without counts: \(info)") }
@@ -837,7 +838,7 @@ final class SimulationModel {
     }
 
     /// `{"state", "value"?, "reason"?}` of a record.
-    static func settlement(_ record: JSONValue) -> JSONValue {
+    package static func settlement(_ record: JSONValue) -> JSONValue {
         var object: [String: JSONValue] = ["state": record["state"] ?? .null]
         if let value = record["value"] { object["value"] = value }
         if let reason = record["reason"] { object["reason"] = reason }
@@ -846,7 +847,7 @@ final class SimulationModel {
 
     /// Takes in a record a delivered message showed: acknowledged, so a
     /// settlement must match the one seen before (or become the one to match).
-    func observe(_ record: JSONValue, context: String) {
+    package func observe(_ record: JSONValue, context: String) {
         guard let id = record["id"]?.stringValue, let state = record["state"]?.stringValue, Self.states.contains(state)
         else { return fail("\(context): not a record: \(record.description.prefix(300))") }
         let key = Self.key(id)
@@ -898,7 +899,7 @@ final class SimulationModel {
     // MARK: Turns, connections, restarts
 
     /// Every request in `lines` but `wait`s must be answered by now.
-    func expectAnswered(_ lines: [SimulationLine]) {
+    package func expectAnswered(_ lines: [SimulationLine]) {
         for line in lines {
             for request in line.requests where request.method != "wait" && outstanding[request.rpcID] != nil {
                 return fail("no answer to \(request.method) #\(request.rpcID) from client \(line.client)")
@@ -907,13 +908,13 @@ final class SimulationModel {
     }
 
     /// The requests not answered yet (waits mostly).
-    var unanswered: Int { outstanding.count }
+    package var unanswered: Int { outstanding.count }
 
     /// Whether the request `rpcID` was answered (or dropped with its connection).
-    func isAnswered(_ rpcID: Int) -> Bool { outstanding[rpcID] == nil }
+    package func isAnswered(_ rpcID: Int) -> Bool { outstanding[rpcID] == nil }
 
     /// A client closed: what it waited for is dropped.
-    func closed(client: Int) {
+    package func closed(client: Int) {
         outstanding = outstanding.filter { $0.value.client != client }
         waitsPerClient[client] = 0
         subscriptionsPerClient[client] = 0
@@ -921,7 +922,7 @@ final class SimulationModel {
 
     /// The daemon stops, cleanly or not: nothing more is answered. What
     /// unanswered requests made may or may not have been stored.
-    func stopped() {
+    package func stopped() {
         for entry in outstanding.values {
             if let id = entry.request.creates, known[Self.key(id)]?.acknowledged == false {
                 known[Self.key(id)]?.uncertain = true
@@ -938,7 +939,7 @@ final class SimulationModel {
     /// acknowledged promise is there unless it may have been forgotten or
     /// collected; a promise pending before is pending, or settled for a
     /// documented reason.
-    func verifyRestart(records: [[UInt8]: JSONValue], before: [[UInt8]: JSONValue]?) {
+    package func verifyRestart(records: [[UInt8]: JSONValue], before: [[UInt8]: JSONValue]?) {
         for id in order {
             let key = Self.key(id)
             guard let entry = known[key] else { continue }
@@ -1003,11 +1004,11 @@ final class SimulationModel {
     }
 
     /// `id` with every non-ASCII code point written `\u{…}`: canonically equivalent ids look alike.
-    static func codePoints(_ id: String) -> String {
+    package static func codePoints(_ id: String) -> String {
         id.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
     }
 
-    static func show(_ bytes: [UInt8], limit: Int = 400) -> String {
+    package static func show(_ bytes: [UInt8], limit: Int = 400) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         return text.count <= limit ? text : String(text.prefix(limit)) + "…(\(bytes.count) bytes)"
     }
