@@ -196,9 +196,14 @@ let package = Package(
         .testTarget(
             name: "PromiseRPCTests",
             dependencies: [
-                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseClient", "PromiseStore",
+                "Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseStore",
                 "PromiseRegistry", "PromiseDispatch", "PromiseServer", "PromiseTestSupport",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PromiseClientTests",
+            dependencies: ["PromiseClient", "PromiseJSON", "PromiseModel", "PromiseRPC"],
             swiftSettings: strictSettings
         ),
         .testTarget(
