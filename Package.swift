@@ -205,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseRPCTests",
-            dependencies: ["Promise", "PromiseJSON", "PromiseModel", "PromiseRPC"],
+            dependencies: ["Promise", "PromiseJSON", "PromiseModel", "PromiseRPC", "PromiseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
