@@ -1,6 +1,6 @@
 #!/bin/sh
 # A longer seeded fuzz of the framer and the dispatcher than the CI run
-# (Tests/PromiseRPCTests/FuzzTests.swift), with a fresh seed per run.
+# (Tests/PromiseDispatchTests/FuzzTests.swift), with a fresh seed per run.
 #
 # Usage: scripts/fuzz-soak.sh [SCALE] [RUNS]
 #   SCALE  multiplies the inputs of one run (1 is the CI run: about 100,000 lines); default 10

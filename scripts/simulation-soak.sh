@@ -13,7 +13,7 @@
 #          daemon   the real promised over its socket (SimulationDaemonTests),
 #                   both  the two, one after the other for each batch
 #   SIMULATION_INCLUDE=defect,…|all  stop avoiding known defects (see
-#                   Tests/PromiseSQLiteStoreTests/SimulationOptions.swift)
+#                   Sources/PromiseTestSupport/SimulationOptions.swift)
 #   SOAK_SCRATCH     build folder (default .build)
 # Each seed prints one line: its number, ok or FAILED, its steps, requests,
 # restarts. Replay a failure with the SIMULATION_SEED=… line printed, e.g.

@@ -4,6 +4,7 @@ import PromiseJSON
 import PromiseModel
 import PromiseRPC
 import Synchronization
+import PromiseTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import PromiseJSON
 import PromiseModel
 import PromiseRPC
+import PromiseTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

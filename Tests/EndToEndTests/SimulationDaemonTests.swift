@@ -1,4 +1,5 @@
 import Foundation
+import PromiseTestSupport
 import Testing
 
 /// The simulation of issue 22, item 11, against the real `promised` over its

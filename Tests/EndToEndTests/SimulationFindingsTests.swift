@@ -2,6 +2,7 @@ import Foundation
 import PromiseJSON
 import PromiseModel
 import PromiseRPC
+import PromiseTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -5,6 +5,7 @@ import Foundation
 import PromiseServer
 @testable import PromiseDispatch
 import PromiseRegistry
+import PromiseTestSupport
 
 /// One seeded simulation of the daemon in process: the generator's steps
 /// against the real dispatcher, registry, group commit and SQLite store, with

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseTestSupport
 import Testing
 
 /// Deterministic simulation of the daemon in process (issue 22, item 11;

@@ -8,6 +8,7 @@ import Promise
 import PromiseSQLiteStore
 @testable import PromiseServer
 @testable import PromiseStore
+import PromiseTestSupport
 
 /// The longest turn of the simulated loop thread: a line handled, one
 /// piece of queued work run, or one timer fired. Measured in CPU time of

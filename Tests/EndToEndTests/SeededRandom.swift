@@ -1,1 +1,0 @@
-../PromiseRPCTests/SeededRandom.swift

@@ -1,1 +1,0 @@
-../PromiseSQLiteStoreTests/SimulationModel.swift

@@ -1,1 +1,0 @@
-../PromiseRPCTests/RPCManualExecutor.swift
