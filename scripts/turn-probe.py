@@ -10,6 +10,8 @@ to within the probe's period; the probe runs in a process of its own).
 Shapes:
 
 - list-batch: one batch of 1,000 `list` calls (limit 10,000) over 20,000 promises;
+- list-values: one batch of 60 `list` calls over 300 promises with a 60 KB
+  nested value and 300 with a short one;
 - create-batch: one batch of 1,000 `create`s (the largest batch allowed);
 - cancel-children: `cancel` of a promise with 100,000 `then` children;
 - resolve-children: `resolve` of a promise with 100,000 `then` children;
@@ -133,6 +135,16 @@ def setup_list_batch(c):
     return lambda: c.batch([("list", {"limit": 10_000})] * 1000)
 
 
+def setup_list_values(c):
+    nested = {"files": [{"name": f"f{i}", "size": i, "tags": ["a", "b", "c"]} for i in range(1500)]}
+    for i in range(300):  # one at a time: a batch of these would pass the line bound
+        c.call("create", {"id": f"v/{i}"})
+        c.call("resolve", {"id": f"v/{i}", "value": nested})
+    many(c, [call for i in range(300) for call in
+             (("create", {"id": f"s/{i}"}), ("resolve", {"id": f"s/{i}", "value": "x" * 200}))])
+    return lambda: c.batch([("list", {"limit": 10_000})] * 60)
+
+
 def setup_create_batch(c):
     return lambda: c.batch([("create", {"id": f"made/{i}"}) for i in range(1000)])
 
@@ -249,6 +261,7 @@ def resident_kib(pid):
 
 SHAPES = {
     "list-batch": setup_list_batch,
+    "list-values": setup_list_values,
     "create-batch": setup_create_batch,
     "cancel-children": setup_cancel_children,
     "resolve-children": setup_resolve_children,
