@@ -986,7 +986,7 @@ package final class SimulationModel {
     /// restart in several `list` pages, one loop turn each (a page is
     /// bounded in bytes): a timer that fires between two pages rejects a
     /// link read on an earlier one, still pending there, and what came down
-    /// from it, read on a later one (seed 437000521, step 189).
+    /// from it, read on a later one.
     private func timedOutAbove(_ id: String, reason: JSONValue?, after: [[UInt8]: JSONValue]) -> Bool {
         guard reason?["code"] == -32005, let origin = reason?["origin"]?.stringValue,
             let timeout = known[Self.key(origin)]?.timeoutMs,

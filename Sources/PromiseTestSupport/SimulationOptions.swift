@@ -10,55 +10,44 @@ import PromiseRPC
 /// catch them are always on. `SIMULATION_AVOID=<rawValue>,…` avoids some
 /// again; `SIMULATION_INCLUDE=<rawValue>,…` (or `all`) includes them.
 package enum KnownDefect: String, CaseIterable, Sendable {
-    /// Issue 22, "It will not start again": an `any` chain over ~128 links
-    /// wraps a reason nested past the parser's 512 levels, and the store no
-    /// longer loads ("stored promise … is not valid JSON: nesting deeper than
-    /// 512 levels"). Avoided: reasons nested by more than 40 `any`/`all-errors`
-    /// links.
+    /// An `any` chain over ~128 links wraps a reason nested past the
+    /// parser's 512 levels, which a store must still load. Avoided: reasons
+    /// nested by more than 40 `any`/`all-errors` links.
     case deepAnyReasons = "deep-any-reasons"
-    /// Issue 22, items 1 and "Memory and disk, amplified": a combinator over
-    /// large and duplicated inputs makes a value (and every answer carrying
-    /// it) as large as the sum of its inputs, past the line limit. Avoided:
-    /// combinators whose value could pass half of `maxAnswerBytes`.
+    /// A combinator over large and duplicated inputs makes a value (and
+    /// every answer carrying it) as large as the sum of its inputs, which
+    /// must stay bounded. Avoided: combinators whose value could pass half
+    /// of `maxAnswerBytes`.
     case unboundedCombinatorValues = "unbounded-combinator-values"
-    /// Issue 22, "Wrong results" and item 6: retention (or `forget`) drops a
-    /// settled input that a pending combinator still needs; after a restart
-    /// the combinator is rejected "cannot be restored: its input … is no
-    /// longer stored". Avoided: combinators in runs with retention, and
-    /// `forget` of any combinator's input.
+    /// Retention (or `forget`) must not drop a settled input that a pending
+    /// combinator still needs, or a restart cannot rebuild the combinator.
+    /// Avoided: combinators in runs with retention, and `forget` of any
+    /// combinator's input.
     case retentionDropsCombinatorInputs = "retention-drops-combinator-inputs"
-    /// Issue 22, "Wrong results" and item 8: ids are compared by canonical
-    /// equivalence, so creating `"e\u{301}"` answers "already exists" when
-    /// `"\u{E9}"` exists. Avoided: creating an id canonically equivalent to
-    /// an existing one.
+    /// Ids are compared byte for byte, not by canonical equivalence:
+    /// `"e\u{301}"` and `"\u{E9}"` are two ids. Avoided: creating an id
+    /// canonically equivalent to an existing one.
     case canonicallyEquivalentIDs = "canonically-equivalent-ids"
-    /// Issue 22, item 1: a `list` page holds up to `limit` whole records, so
-    /// a page over large values passes the line limit. Avoided: `list`
-    /// limits above 5 (included: 100 to 1,000, half of them of fulfilled promises).
+    /// A `list` page over large values must stay within the answer's bound
+    /// however high its `limit`. Avoided: `list` limits above 5 (included:
+    /// 100 to 1,000, half of them of fulfilled promises).
     case unboundedListPages = "unbounded-list-pages"
-    /// Found by this simulation (daemon variant, seed 57194774563, step 16;
-    /// reproduced alone by SimulationFindingsTests): SIGTERM while a connection that created a pending `lease: true`
-    /// promise is still open aborts the daemon (status 134, "Attempted to read
-    /// an unowned reference but object … was already destroyed"): closing the
-    /// connection at shutdown expires the lease, a change the journal cuts
-    /// after the registry is gone. Avoided (daemon variant): the clients
-    /// close their connections before each SIGTERM.
+    /// SIGTERM while a connection that created a pending `lease: true`
+    /// promise is still open: closing the connection at shutdown must not
+    /// make a change the journal cuts after the registry is gone
+    /// (SimulationFindingsTests replays it alone). Avoided (daemon variant):
+    /// the clients close their connections before each SIGTERM.
     case leaseOpenAtStop = "lease-open-at-stop"
-    /// Issue 22, "Memory and disk, amplified" and item 5: every `then`
-    /// child of a fulfilled parent stores its own copy of the value, so a
-    /// chain of hundreds over a large value writes hundreds of copies (and
-    /// a restart loads them as separate copies), and the batch line that
-    /// makes the chain is answered with every copy in one line (seed
-    /// 1360199728, step 106: 1,372,148 bytes). Avoided: chains longer than
-    /// 10 links never start from a promise whose value or reason may pass 2 KB.
+    /// A chain of hundreds of `then` children over a large value must store
+    /// and answer that value once, not a copy per child. Avoided: chains
+    /// longer than 10 links never start from a promise whose value or
+    /// reason may pass 2 KB.
     case valueCopiedPerChild = "value-copied-per-child"
-    /// Found by this simulation (seeds 57194774562-4, 57194774549 of the
-    /// daemon variant; 1360199735-6 in process): a batch of hundreds of
-    /// `list` reads, settling a chain of thousands of `any`, and a fan-in over
-    /// one id repeated tens of thousands of times held the loop for seconds.
-    /// Batches run in slices of a turn budget, fan-outs through the core go
-    /// on over later turns under the loop's drain budget, and a combinator
-    /// watches each distinct input once. Avoided: the mixed profile makes no
+    /// A batch of hundreds of `list` reads, settling a chain of thousands of
+    /// `any`, and a fan-in over one id repeated tens of thousands of times
+    /// must not hold the loop: batches run in slices of a turn budget,
+    /// fan-outs through the core go on over later turns under the loop's
+    /// drain budget, and a combinator watches each distinct input once. Avoided: the mixed profile makes no
     /// fan-ins or read batches and chains of at most 400 links; the hostile
     /// profile makes read batches of at most 20 `list` calls of at most 1,000
     /// records, and long chains of `all`, `race` and `allSettled` only.
@@ -69,7 +58,7 @@ package enum KnownDefect: String, CaseIterable, Sendable {
 package enum SimulationProfile: String, Sendable {
     /// Every kind of request, a few of the heavy shapes among them.
     case mixed
-    /// Mostly the shapes that once stopped the daemon or held every client:
+    /// Mostly the shapes that can stop the daemon or hold every client:
     /// combinator chains thousands long (with timeouts and restarts), fan-ins
     /// over one id repeated thousands of times, batches of heavy reads and,
     /// in the daemon variant, connection floods and subscribers that never read.
